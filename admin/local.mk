@@ -1,0 +1,1 @@
+# admin: see its sources

@@ -1,0 +1,18 @@
+# libslurmvm-core: no dependencies beyond libc, so the static guest agent can
+# link it. libslurmvm: everything else (libvirt, hwloc, libpci, libxml2).
+# Both are PIC so spank_vm.so can take them in. Headers are the contract.
+noinst_LTLIBRARIES += common/libslurmvm-core.la common/libslurmvm.la
+common_libslurmvm_core_la_SOURCES = \
+	common/macro.h \
+	common/log.c common/log.h \
+	common/strutil.c common/strutil.h
+common_libslurmvm_la_SOURCES = \
+	common/vmconf.c common/vmconf.h
+common_libslurmvm_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML_CFLAGS) $(HWLOC_CFLAGS) \
+	$(LIBVIRT_CFLAGS) $(LIBPCI_CFLAGS)
+common_libslurmvm_la_LIBADD = common/libslurmvm-core.la $(LIBXML_LIBS) \
+	$(HWLOC_LIBS) $(LIBVIRT_LIBS) $(LIBPCI_LIBS)
+
+# Each part of the library adds its sources in its own fragment.
+include $(srcdir)/common/proto.mk
+include $(srcdir)/common/placement.mk

@@ -1,0 +1,1 @@
+# devices, topology, placement, domain XML

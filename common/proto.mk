@@ -1,0 +1,1 @@
+# wire format: see proto.h

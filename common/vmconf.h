@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * vm.conf: the node's slurm-vm configuration, read by every root component.
+ * It lives beside slurm.conf (dirname of $SLURM_CONF). The format is Slurm's:
+ * "Key=Value" lines, keys case-insensitive, '#' comments. Parsing is strict:
+ * an unknown key, a bad value or a duplicate is an error with file:line,
+ * because a typo in root configuration must never be silently ignored.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum device_binding {
+	DEVICE_BINDING_PREBOUND = 0, /* admin binds vfio-pci at boot */
+	DEVICE_BINDING_MANAGED,	     /* libvirt detaches/reattaches */
+};
+
+enum device_attach {
+	DEVICE_ATTACH_VFIO = 0, /* production: VFIO passthrough */
+	DEVICE_ATTACH_EMULATE,	/* test machines without IOMMU */
+};
+
+struct vmconf {
+	char *path; /* the file this came from */
+
+	/* images */
+	char *image_catalog;	/* directory of *.image descriptors */
+	char **image_dirs;	/* NULL-terminated; user images must stay inside */
+	bool allow_user_images; /* --vm-image=/path allowed */
+
+	/* host state */
+	char *state_dir;   /* root-owned per-job state and journals */
+	char *overlay_dir; /* node-local storage for per-job overlays */
+	char *log_file;	   /* NULL: stderr (slurmd's log) only */
+	int log_level;	   /* enum log_level */
+
+	/* hypervisor */
+	char *libvirt_uri;
+	char *domain_type; /* kvm | qemu */
+	char *cpu_mode;	   /* host-passthrough | maximum | host-model */
+	char *emulator;	   /* NULL: libvirt's default */
+	unsigned boot_timeout;	   /* seconds */
+	unsigned shutdown_timeout; /* seconds */
+	uint64_t mem_overhead_mb;  /* host memory kept out of the guest */
+	bool allow_root;	   /* guest processes may run as uid 0 */
+
+	/* devices and placement */
+	char *sysfs_root;
+	char *topology_file; /* NULL: live hwloc topology */
+	enum device_binding device_binding;
+	enum device_attach device_attach;
+	bool require_locality;
+};
+
+/* Default path: dirname($SLURM_CONF or /etc/slurm/slurm.conf)/vm.conf. */
+char *vmconf_default_path(void);
+
+/* Fills @conf with defaults, then @path (may be NULL: defaults only).
+ * Errors are logged with file:line; returns 0 or -errno. */
+int vmconf_load(struct vmconf *conf, const char *path);
+/* Parses one "Key=Value" item (also used for plugstack.conf arguments). */
+int vmconf_set(struct vmconf *conf, const char *item, const char *where);
+void vmconf_free(struct vmconf *conf);
+
+/* For `slurm-vm show-config` and the man page test. */
+void vmconf_print(const struct vmconf *conf, FILE *out);
+/* Known key names, NULL-terminated. */
+const char *const *vmconf_keys(void);

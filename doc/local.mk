@@ -1,0 +1,1 @@
+# doc: see its sources

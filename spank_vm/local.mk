@@ -1,0 +1,9 @@
+# spank_vm.so: the SPANK plugin (options at submit, tasks into the guest).
+pkglib_LTLIBRARIES += spank_vm/spank_vm.la
+spank_vm_spank_vm_la_SOURCES = \
+	spank_vm/spank_vm.c spank_vm/spank_vm.h \
+	spank_vm/args.c spank_vm/options.c spank_vm/submit.c
+spank_vm_spank_vm_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
+spank_vm_spank_vm_la_LDFLAGS = -module -avoid-version -shared \
+	-export-symbols-regex '^(slurm_spank_|plugin_|spank_plugin_)'
+spank_vm_spank_vm_la_LIBADD = common/libslurmvm.la

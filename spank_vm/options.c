@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The --vm-* options of sbatch, salloc and srun, and their SLURM_VM_*
+ * environment defaults (an option on the command line wins, as in Slurm). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "spank_vm.h"
+#include "strutil.h"
+
+struct vm_options vm_opts;
+
+enum { OPT_IMAGE = 1, OPT_CPUS, OPT_MEM, OPT_HUGEPAGES, OPT_KEEP };
+
+static int option_set(int val, const char *optarg, bool from_cli);
+
+static int option_cb(int val, const char *optarg, int remote)
+{
+	return option_set(val, optarg, true) == 0 ? 0 : -1;
+}
+
+static struct spank_option options[] = {
+	{ "vm-image", "IMAGE",
+	  "Run the job's steps in a VM booted from IMAGE (a catalog name, or a qcow2/raw path where allowed) [env SLURM_VM_IMAGE]",
+	  1, OPT_IMAGE, option_cb },
+	{ "vm-cpus", "N",
+	  "Give the VM N vCPUs (default: all of the job's CPUs on the node) [env SLURM_VM_CPUS]",
+	  1, OPT_CPUS, option_cb },
+	{ "vm-mem", "SIZE",
+	  "Give the VM SIZE memory, e.g. 8G (default: the job's memory minus overhead) [env SLURM_VM_MEM]",
+	  1, OPT_MEM, option_cb },
+	{ "vm-hugepages", "none|2M|1G",
+	  "Back the VM's memory with huge pages of this size [env SLURM_VM_HUGEPAGES]",
+	  1, OPT_HUGEPAGES, option_cb },
+	{ "vm-keep", NULL,
+	  "Keep the VM's overlay and console log after the job, for debugging [env SLURM_VM_KEEP]",
+	  0, OPT_KEEP, option_cb },
+};
+
+static const char *const option_env[] = {
+	[OPT_IMAGE] = "SLURM_VM_IMAGE",	    [OPT_CPUS] = "SLURM_VM_CPUS",
+	[OPT_MEM] = "SLURM_VM_MEM",	    [OPT_HUGEPAGES] = "SLURM_VM_HUGEPAGES",
+	[OPT_KEEP] = "SLURM_VM_KEEP",
+};
+
+static int option_set(int val, const char *optarg, bool from_cli)
+{
+	const char *name = options[val - 1].name;
+	int r;
+
+	switch (val) {
+	case OPT_IMAGE:
+		if (!optarg || !*optarg) {
+			log_error("--%s needs an image name or path", name);
+			return -EINVAL;
+		}
+		free(vm_opts.image);
+		vm_opts.image = strdup(optarg);
+		vm_opts.image_set |= from_cli;
+		return vm_opts.image ? 0 : -ENOMEM;
+	case OPT_CPUS:
+		r = str_to_uint(optarg, &vm_opts.cpus);
+		if (r < 0 || vm_opts.cpus == 0 || vm_opts.cpus > 4096) {
+			log_error("--%s=%s: expected a number of vCPUs from 1 to 4096",
+				  name, optarg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_MEM:
+		r = str_to_mib(optarg, &vm_opts.mem_mib);
+		if (r < 0 || vm_opts.mem_mib < 64) {
+			log_error("--%s=%s: expected a size of at least 64M, e.g. 512M or 8G",
+				  name, optarg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_HUGEPAGES:
+		if (strcasecmp(optarg, "none") && strcasecmp(optarg, "2M") &&
+		    strcasecmp(optarg, "1G")) {
+			log_error("--%s=%s: expected none, 2M or 1G", name,
+				  optarg);
+			return -EINVAL;
+		}
+		free(vm_opts.hugepages);
+		vm_opts.hugepages = strdup(optarg);
+		return vm_opts.hugepages ? 0 : -ENOMEM;
+	case OPT_KEEP:
+		vm_opts.keep = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int vm_options_register(spank_t sp)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+		spank_err_t rc = spank_option_register(sp, &options[i]);
+		if (rc != ESPANK_SUCCESS) {
+			log_error("cannot register --%s: %s", options[i].name,
+				  spank_strerror(rc));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Options given on the command line are already set; fill the rest from
+ * SLURM_VM_*. A bad default is reported like a bad option. */
+int vm_options_apply_env_defaults(spank_t sp)
+{
+	static const int order[] = { OPT_IMAGE, OPT_CPUS, OPT_MEM,
+				     OPT_HUGEPAGES, OPT_KEEP };
+
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+		int val = order[i];
+		const char *v = getenv(option_env[val]);
+		bool given;
+
+		if (!v || !*v)
+			continue;
+		given = (val == OPT_IMAGE && vm_opts.image) ||
+			(val == OPT_CPUS && vm_opts.cpus) ||
+			(val == OPT_MEM && vm_opts.mem_mib) ||
+			(val == OPT_HUGEPAGES && vm_opts.hugepages) ||
+			(val == OPT_KEEP && vm_opts.keep);
+		if (given)
+			continue;
+		if (val == OPT_KEEP && (!strcmp(v, "0") || !strcasecmp(v, "no")))
+			continue;
+		if (option_set(val, v, false) < 0) {
+			log_error("(the value came from %s in your environment)",
+				  option_env[val]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+void vm_options_free(void)
+{
+	free(vm_opts.image);
+	free(vm_opts.hugepages);
+	memset(&vm_opts, 0, sizeof(vm_opts));
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/* State shared by the per-context parts of spank_vm.so. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <slurm/spank.h>
+
+#define PLUGIN_NAME "spank_vm"
+
+/* What the user asked for, from options or SLURM_VM_* defaults. */
+struct vm_options {
+	char *image;	    /* --vm-image */
+	unsigned cpus;	    /* --vm-cpus, 0 = all of the job's CPUs */
+	uint64_t mem_mib;   /* --vm-mem, 0 = the job's memory minus overhead */
+	char *hugepages;    /* --vm-hugepages: none, 2M, 1G */
+	bool keep;	    /* --vm-keep */
+	bool image_set;	    /* given on the command line */
+};
+
+struct plugin_args {
+	char *config; /* config=PATH of vm.conf */
+};
+
+extern struct vm_options vm_opts;
+extern struct plugin_args plugin_args;
+
+int plugin_args_parse(int ac, char **av);
+int vm_options_register(spank_t sp);
+int vm_options_apply_env_defaults(spank_t sp);
+void vm_options_free(void);
+
+/* Allocator (sbatch/salloc) and local (srun) context. */
+int submit_post_opt(spank_t sp);

@@ -1,0 +1,3 @@
+# libFuzzer targets, one per decoder (built with --enable-fuzzing).
+if ENABLE_FUZZING
+endif

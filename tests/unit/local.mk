@@ -1,0 +1,14 @@
+# Unit tests (cmocka). Each test_*.c is one program; `make check` runs them.
+if HAVE_CMOCKA
+UNIT_CPPFLAGS = $(AM_CPPFLAGS) $(CMOCKA_CFLAGS) -DSRCDIR='"$(abs_top_srcdir)"'
+UNIT_LDADD = common/libslurmvm.la $(CMOCKA_LIBS)
+
+check_PROGRAMS += tests/unit/test_vmconf
+tests_unit_test_vmconf_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_vmconf_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test_vmconf
+
+# Further unit tests add themselves in their own fragments.
+include $(srcdir)/tests/unit/proto.mk
+include $(srcdir)/tests/unit/placement.mk
+endif

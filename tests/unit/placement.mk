@@ -1,0 +1,1 @@
+# placement unit tests

@@ -1,0 +1,1 @@
+# proto unit tests

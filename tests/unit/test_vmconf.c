@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "log.h"
+#include "vmconf.h"
+
+static char last_error[2048];
+
+static void capture_sink(enum log_level level, const char *msg)
+{
+	if (level == LOG_LEVEL_ERROR)
+		snprintf(last_error, sizeof(last_error), "%s", msg);
+}
+
+static char *write_conf(const char *text)
+{
+	char *path = strdup("/tmp/vmconf-test-XXXXXX");
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static int load_text(struct vmconf *conf, const char *text)
+{
+	char *path = write_conf(text);
+	int r;
+
+	last_error[0] = '\0';
+	r = vmconf_load(conf, path);
+	unlink(path);
+	free(path);
+	return r;
+}
+
+static void test_defaults(void **state)
+{
+	struct vmconf conf;
+
+	assert_int_equal(vmconf_load(&conf, NULL), 0);
+	assert_string_equal(conf.libvirt_uri, "qemu:///system");
+	assert_string_equal(conf.domain_type, "kvm");
+	assert_string_equal(conf.cpu_mode, "host-passthrough");
+	assert_int_equal(conf.device_binding, DEVICE_BINDING_PREBOUND);
+	assert_int_equal(conf.device_attach, DEVICE_ATTACH_VFIO);
+	assert_int_equal(conf.boot_timeout, 300);
+	assert_false(conf.allow_user_images);
+	assert_true(conf.require_locality);
+	assert_null(conf.topology_file);
+	vmconf_free(&conf);
+}
+
+static void test_values_case_insensitive(void **state)
+{
+	struct vmconf conf;
+
+	assert_int_equal(load_text(&conf, "domaintype=QEMU\n"
+					  "  CpuMode = maximum \n"
+					  "DeviceAttach=emulate   # no IOMMU\n"
+					  "ImageDirs=/srv/a:/srv/b\n"
+					  "AllowUserImages=yes\n"
+					  "BootTimeout=60\n"
+					  "MemOverhead=256\n"),
+			 0);
+	assert_string_equal(conf.domain_type, "qemu");
+	assert_string_equal(conf.cpu_mode, "maximum");
+	assert_int_equal(conf.device_attach, DEVICE_ATTACH_EMULATE);
+	assert_string_equal(conf.image_dirs[0], "/srv/a");
+	assert_string_equal(conf.image_dirs[1], "/srv/b");
+	assert_null(conf.image_dirs[2]);
+	assert_true(conf.allow_user_images);
+	assert_int_equal(conf.boot_timeout, 60);
+	assert_int_equal(conf.mem_overhead_mb, 256);
+	vmconf_free(&conf);
+}
+
+static void test_typo_suggests_key(void **state)
+{
+	struct vmconf conf;
+
+	assert_int_equal(load_text(&conf, "\nBootTimout=60\n"), -EINVAL);
+	assert_non_null(strstr(last_error, ":2: unknown key 'BootTimout'"));
+	assert_non_null(strstr(last_error, "did you mean 'BootTimeout'"));
+	vmconf_free(&conf);
+}
+
+static void test_bad_values(void **state)
+{
+	static const struct {
+		const char *text, *expect;
+	} cases[] = {
+		{ "BootTimeout=-1\n", "whole number from 0 to 3600" },
+		{ "BootTimeout=99999\n", "whole number from 0 to 3600" },
+		{ "BootTimeout=10s\n", "whole number" },
+		{ "DomainType=xen\n", "expected one of kvm, qemu" },
+		{ "AllowRoot=maybe\n", "expected yes or no" },
+		{ "StateDir=relative/dir\n", "must be an absolute path" },
+		{ "ImageDirs=/ok:relative\n", "'relative' must be an absolute path" },
+		{ "LogLevel=loud\n", "expected error, warn, info or debug" },
+		{ "NoEquals\n", "expected Key=Value" },
+		{ "BootTimeout=1\nboottimeout=2\n", "BootTimeout is set twice" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vmconf conf;
+		assert_int_equal(load_text(&conf, cases[i].text), -EINVAL);
+		if (!strstr(last_error, cases[i].expect))
+			fail_msg("'%s': got '%s', want '%s'", cases[i].text,
+				 last_error, cases[i].expect);
+		vmconf_free(&conf);
+	}
+}
+
+static void test_missing_file(void **state)
+{
+	struct vmconf conf;
+
+	last_error[0] = '\0';
+	assert_int_equal(vmconf_load(&conf, "/nonexistent/vm.conf"), -ENOENT);
+	assert_non_null(strstr(last_error, "cannot read /nonexistent/vm.conf"));
+	vmconf_free(&conf);
+}
+
+static void test_default_path_follows_slurm_conf(void **state)
+{
+	char *p;
+
+	setenv("SLURM_CONF", "/tmp/cluster/etc/slurm.conf", 1);
+	p = vmconf_default_path();
+	assert_string_equal(p, "/tmp/cluster/etc/vm.conf");
+	free(p);
+	unsetenv("SLURM_CONF");
+	p = vmconf_default_path();
+	assert_string_equal(p, "/etc/slurm/vm.conf");
+	free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_values_case_insensitive),
+		cmocka_unit_test(test_typo_suggests_key),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_default_path_follows_slurm_conf),
+	};
+
+	log_set_sink(capture_sink);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
