@@ -7,6 +7,7 @@ common_libslurmvm_core_la_SOURCES = \
 	common/log.c common/log.h \
 	common/strutil.c common/strutil.h
 common_libslurmvm_la_SOURCES = \
+	common/kvconf.c common/kvconf.h \
 	common/vmconf.c common/vmconf.h
 common_libslurmvm_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML_CFLAGS) $(HWLOC_CFLAGS) \
 	$(LIBVIRT_CFLAGS) $(LIBPCI_CFLAGS)

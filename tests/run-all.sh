@@ -1,0 +1,132 @@
+#!/bin/bash
+# The whole slurm-vm test suite, as CI runs it (.ci/run calls exactly this):
+# install dependencies, build, unit tests, unit tests under ASan+UBSan, bounded
+# fuzzing, the test guest, and the cluster tests on a real Slurm + libvirtd.
+#
+#   tests/run-all.sh            everything
+#   FUZZ_SECONDS=N              seconds per fuzz target (default 20)
+#   SKIP_CLUSTER=1              unit tests, sanitizers and fuzzing only
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+fuzz_seconds=${FUZZ_SECONDS:-20}
+jobs=$(nproc)
+passed=0
+failed=0
+failures=()
+start=$(date +%s)
+
+stage() { printf '\n=== %s (%ds) ===\n' "$*" $(($(date +%s) - start)); }
+
+record() { # record NAME STATUS
+	if [ "$2" = 0 ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures+=("$1")
+	fi
+}
+
+# Adds the PASS/FAIL counts of an automake test-suite.log.
+record_make_check() { # record_make_check BUILDDIR STATUS LABEL
+	local log=$1/test-suite.log p f
+	if [ ! -f "$log" ]; then
+		record "$3: no test-suite.log" 1
+		return
+	fi
+	p=$(sed -n 's/^# PASS: *//p' "$log")
+	f=$(($(sed -n 's/^# FAIL: *//p' "$log") + $(sed -n 's/^# ERROR: *//p' "$log")))
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$f" != 0 ] || [ "$2" != 0 ]; then
+		failures+=("$3")
+		[ "$f" != 0 ] || failed=$((failed + 1))
+		cat "$log" >&2
+	fi
+}
+
+configure_build() { # configure_build DIR CONFIGURE-ARGS...
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	(cd "$dir" && "$repo/configure" --prefix=/usr --sysconfdir=/etc \
+		--localstatedir=/var "$@" >configure.log 2>&1) || {
+		tail -30 "$dir/configure.log" >&2
+		return 1
+	}
+	make -C "$dir" -j"$jobs" >"$dir/make.log" 2>&1 || {
+		grep -E 'error|warning' "$dir/make.log" | head -40 >&2
+		return 1
+	}
+}
+
+stage "dependencies"
+scripts/install-deps.sh
+
+stage "build"
+autoreconf -fi >/dev/null 2>&1
+configure_build build
+
+stage "unit tests"
+rc=0
+make -C build -j"$jobs" check >build/check.log 2>&1 || rc=$?
+record_make_check build "$rc" "unit tests"
+grep -E '^(PASS|FAIL|ERROR|SKIP):' build/check.log || true
+
+stage "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+rc=0
+configure_build build-asan --enable-sanitizers || rc=$?
+if [ "$rc" = 0 ]; then
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		make -C build-asan -j"$jobs" check >build-asan/check.log 2>&1 || rc=$?
+	record_make_check build-asan "$rc" "sanitizer unit tests"
+	grep -E '^(PASS|FAIL|ERROR|SKIP):' build-asan/check.log || true
+else
+	record "sanitizer build" "$rc"
+fi
+
+stage "fuzzing (${fuzz_seconds}s per target)"
+rc=0
+configure_build build-fuzz CC=clang-14 --enable-fuzzing --enable-sanitizers || rc=$?
+if [ "$rc" = 0 ] && [ -x tests/fuzz/run.sh ]; then
+	tests/fuzz/run.sh build-fuzz "$fuzz_seconds" || rc=$?
+fi
+record "fuzzing" "$rc"
+
+if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
+	stage "test guest"
+	rc=0
+	agent=build/agent/slurm-vm-agent
+	if [ -x tests/guest/build.sh ]; then
+		if [ -x "$agent" ]; then
+			tests/guest/build.sh --agent "$agent" || rc=$?
+		else
+			tests/guest/build.sh || rc=$?
+		fi
+	fi
+	record "test guest build" "$rc"
+
+	stage "cluster tests (real slurmctld, slurmd, libvirtd)"
+	rc=0
+	BUILD_DIR="$repo/build" tests/cluster/run.sh | tee build/cluster.log || rc=$?
+	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' build/cluster.log | tail -1 || true)
+	if [ -n "$summary" ]; then
+		p=${summary%% passed*}
+		f=${summary#*passed, }
+		f=${f%% failed*}
+		passed=$((passed + p))
+		failed=$((failed + f))
+		[ "$f" = 0 ] || failures+=("cluster tests")
+	fi
+	[ "$rc" = 0 ] || [ -n "$summary" ] || record "cluster test runner" "$rc"
+fi
+
+stage "done"
+for f in "${failures[@]+"${failures[@]}"}"; do
+	echo "failed: $f"
+done
+echo "total time: $(($(date +%s) - start))s"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
