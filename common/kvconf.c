@@ -39,8 +39,8 @@ static const char *kv_suggest(const struct kv_table *t, const char *name)
 
 static int parse_bool(const char *v, bool *out)
 {
-	static const char *const yes[] = { "yes", "true", "1", "on" };
-	static const char *const no[] = { "no", "false", "0", "off" };
+	static const char *const yes[] = {"yes", "true", "1", "on"};
+	static const char *const no[] = {"no", "false", "0", "off"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
 		if (strcasecmp(v, yes[i]) == 0) {
@@ -87,8 +87,8 @@ static int kv_store_pathlist(const struct kv_key *k, char ***field,
 		return r;
 	for (char **p = list; *p; p++) {
 		if ((*p)[0] != '/') {
-			log_error("%s: %s: '%s' must be an absolute path", where,
-				  k->name, *p);
+			log_error("%s: %s: '%s' must be an absolute path",
+				  where, k->name, *p);
 			strv_free(list);
 			return -EINVAL;
 		}
@@ -125,8 +125,10 @@ static int kv_store(const struct kv_key *k, void *obj, const char *v,
 	case KV_UINT:
 	case KV_U64:
 		if (str_to_u64(v, &n) < 0 || n > k->max) {
-			log_error("%s: %s=%s: expected a whole number from 0 to %llu",
-				  where, k->name, v, (unsigned long long)k->max);
+			log_error("%s: %s=%s: expected a whole number from 0 "
+				  "to %llu",
+				  where, k->name, v,
+				  (unsigned long long)k->max);
 			return -EINVAL;
 		}
 		if (k->type == KV_UINT)
@@ -151,7 +153,8 @@ static int kv_store(const struct kv_key *k, void *obj, const char *v,
 	case KV_LOGLEVEL: {
 		enum log_level lvl;
 		if (log_level_from_string(v, &lvl) < 0) {
-			log_error("%s: %s=%s: expected error, warn, info or debug",
+			log_error("%s: %s=%s: expected error, warn, info or "
+				  "debug",
 				  where, k->name, v);
 			return -EINVAL;
 		}
@@ -306,8 +309,7 @@ void kv_free(const struct kv_table *t, void *obj)
 
 void kv_print(const struct kv_table *t, const void *obj, FILE *out)
 {
-	static const char *const levels[] = { "error", "warn", "info",
-					      "debug" };
+	static const char *const levels[] = {"error", "warn", "info", "debug"};
 
 	for (size_t i = 0; i < t->n_keys; i++) {
 		const struct kv_key *k = &t->keys[i];
@@ -324,7 +326,8 @@ void kv_print(const struct kv_table *t, const void *obj, FILE *out)
 			break;
 		case KV_PATHLIST:
 			s = joined = strv_join(
-				(const char *const *)*(char **const *)field, ":");
+				(const char *const *)*(char **const *)field,
+				":");
 			break;
 		case KV_BOOL:
 			s = *(const bool *)field ? "yes" : "no";

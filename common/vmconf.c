@@ -8,15 +8,17 @@
 #include "log.h"
 #include "vmconf.h"
 
-static const char *const binding_choices[] = { "prebound", "managed", NULL };
-static const char *const attach_choices[] = { "vfio", "emulate", NULL };
-static const char *const domain_types[] = { "kvm", "qemu", NULL };
-static const char *const cpu_modes[] = { "host-passthrough", "host-model",
-					 "maximum", NULL };
+static const char *const binding_choices[] = {"prebound", "managed", NULL};
+static const char *const attach_choices[] = {"vfio", "emulate", NULL};
+static const char *const domain_types[] = {"kvm", "qemu", NULL};
+static const char *const cpu_modes[] = {"host-passthrough", "host-model",
+					"maximum", NULL};
 
-#define K(n, t, f, ...)                                                        \
-	{ .name = n, .type = t, .offset = offsetof(struct vmconf, f),          \
-	  __VA_ARGS__ }
+#define K(n, t, f, ...)                                                     \
+	{                                                                   \
+		.name = n, .type = t, .offset = offsetof(struct vmconf, f), \
+		__VA_ARGS__                                                 \
+	}
 
 /* The order here is the order of vm.conf(5) and of `slurm-vm show-config`. */
 static const struct kv_key keys[] = {

@@ -8,6 +8,11 @@ tests_unit_test_vmconf_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_vmconf_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_vmconf
 
+check_PROGRAMS += tests/unit/test_image
+tests_unit_test_image_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_image_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test_image
+
 # Further unit tests add themselves in their own fragments.
 include $(srcdir)/tests/unit/proto.mk
 include $(srcdir)/tests/unit/placement.mk

@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "image.h"
+#include "kvconf.h"
+#include "log.h"
+#include "strutil.h"
+
+static const char *const format_choices[] = {"raw", "qcow2", NULL};
+static const char *const firmware_choices[] = {"bios", "uefi", NULL};
+
+#define K(n, t, f, ...)                                               \
+	{                                                             \
+		.name = n, .type = t,                                 \
+		.offset = offsetof(struct image_spec, f), __VA_ARGS__ \
+	}
+
+static const struct kv_key catalog_keys[] = {
+	K("Path", KV_PATH, path),
+	K("Format", KV_CHOICE, format, .choices = format_choices),
+	K("Kernel", KV_PATH, kernel),
+	K("Initrd", KV_PATH, initrd),
+	K("Cmdline", KV_STRING, cmdline),
+	K("Firmware", KV_CHOICE, firmware, .choices = firmware_choices,
+	  .defval = "bios"),
+	K("MemOverhead", KV_U64, mem_overhead_mib, .max = 1 << 20),
+	K("Description", KV_STRING, description),
+};
+
+static const struct kv_table catalog_table = {
+	.keys = catalog_keys,
+	.n_keys = ARRAY_SIZE(catalog_keys),
+	.manual = "vm.conf(5), IMAGE CATALOG",
+};
+
+static int strcmp_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int image_catalog_names(const char *dir, char ***names)
+{
+	DIR *d = opendir(dir);
+	char **v = calloc(1, sizeof(*v));
+	size_t n = 0;
+	struct dirent *de;
+
+	if (!v) {
+		if (d)
+			closedir(d);
+		return -ENOMEM;
+	}
+	*names = v;
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char **nv;
+		if (len <= 6 || strcmp(de->d_name + len - 6, ".image") != 0)
+			continue;
+		nv = realloc(v, (n + 2) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[n] = strndup(de->d_name, len - 6);
+		if (!v[n])
+			break;
+		v[++n] = NULL;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), strcmp_ptr);
+	*names = v;
+	return 0;
+}
+
+static void log_catalog_choices(const char *dir)
+{
+	_cleanup_strv_free_ char **names = NULL;
+	_cleanup_free_ char *list = NULL;
+
+	if (image_catalog_names(dir, &names) < 0 || !names[0]) {
+		log_error("the image catalog %s is empty: ask your "
+			  "administrator which images exist",
+			  dir);
+		return;
+	}
+	list = strv_join((const char *const *)names, ", ");
+	log_error("available images: %s", list ? list : "?");
+}
+
+/* The catalog is root's: a descriptor anyone else can change could point a
+ * root-run prolog at any file. */
+static int catalog_entry_check_owner(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_error("image catalog entry %s must be a regular file owned "
+			  "by root and writable only by root",
+			  path);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int image_resolve_catalog(const struct vmconf *conf, const char *name,
+				 struct image_spec *spec)
+{
+	_cleanup_free_ char *path = NULL;
+	int r;
+
+	if (!str_is_safe_name(name, IMAGE_NAME_MAX)) {
+		log_error(
+			"'%s' is not a valid image name (letters, digits, '.', "
+			"'_', '-'; or an absolute path to an image file)",
+			name);
+		log_catalog_choices(conf->image_catalog);
+		return -EINVAL;
+	}
+	if (asprintf(&path, "%s/%s.image", conf->image_catalog, name) < 0)
+		return -ENOMEM;
+	r = catalog_entry_check_owner(path);
+	if (r == -ENOENT) {
+		log_error("unknown image '%s'", name);
+		log_catalog_choices(conf->image_catalog);
+		return -ENOENT;
+	}
+	if (r < 0)
+		return r;
+	r = kv_defaults(&catalog_table, spec);
+	if (r == 0)
+		r = kv_parse_file(&catalog_table, spec, path);
+	if (r < 0)
+		return r;
+	if (!spec->path || !spec->format) {
+		log_error("%s: Path= and Format= are required; ask your "
+			  "administrator to fix the image catalog",
+			  path);
+		return -EINVAL;
+	}
+	if (!spec->kernel != !spec->initrd) {
+		log_error("%s: Kernel= and Initrd= go together", path);
+		return -EINVAL;
+	}
+	spec->name = strdup(name);
+	return spec->name ? 0 : -ENOMEM;
+}
+
+int image_resolve(const struct vmconf *conf, const char *request,
+		  struct image_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	if (!strchr(request, '/'))
+		return image_resolve_catalog(conf, request, spec);
+
+	if (!conf->allow_user_images) {
+		log_error("--vm-image=%s: images from paths are not allowed on "
+			  "this cluster; use a catalog image",
+			  request);
+		log_catalog_choices(conf->image_catalog);
+		return -EPERM;
+	}
+	if (request[0] != '/') {
+		log_error("--vm-image=%s: give the image as an absolute path",
+			  request);
+		return -EINVAL;
+	}
+	spec->path = strdup(request);
+	return spec->path ? 0 : -ENOMEM;
+}
+
+void image_spec_free(struct image_spec *spec)
+{
+	kv_free(&catalog_table, spec);
+	free(spec->name);
+	memset(spec, 0, sizeof(*spec));
+}
+
+bool path_is_inside(const char *path, char *const *dirs)
+{
+	for (size_t i = 0; dirs && dirs[i]; i++) {
+		size_t len = strlen(dirs[i]);
+		while (len > 1 && dirs[i][len - 1] == '/')
+			len--;
+		if (strncmp(path, dirs[i], len) == 0 &&
+		    (path[len] == '/' || (len == 1 && dirs[i][0] == '/')))
+			return true;
+	}
+	return false;
+}
+
+static bool path_is_printable(const char *p)
+{
+	for (; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* Reads the first bytes of an image file opened without following a
+ * final symlink, after checking it is a regular file. */
+static int layer_read_header(const char *path, uint8_t **buf, size_t *len,
+			     uint64_t *file_size)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ uint8_t *b = NULL;
+	struct stat st;
+	size_t want, got = 0;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
+	want = (uint64_t)st.st_size < IMAGE_HEADER_READ_MAX
+		       ? (size_t)st.st_size
+		       : IMAGE_HEADER_READ_MAX;
+	b = malloc(want ? want : 1);
+	if (!b)
+		return -ENOMEM;
+	while (got < want) {
+		ssize_t n = pread(fd, b + got, want - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	*buf = TAKE_PTR(b);
+	*len = got;
+	*file_size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static int layer_open_error(int r, const char *path, unsigned depth)
+{
+	const char *what = depth ? "backing file" : "image";
+
+	switch (r) {
+	case -ENOENT:
+		log_error("%s %s does not exist", what, path);
+		break;
+	case -EACCES:
+	case -EPERM:
+		log_error("%s %s is not readable by you: check its permissions "
+			  "(chmod a+r, or group read)",
+			  what, path);
+		break;
+	case -EBADFD:
+	case -ELOOP:
+		log_error("%s %s is not a regular file", what, path);
+		break;
+	default:
+		log_errno(r, "cannot read %s %s", what, path);
+	}
+	return r == -EBADFD ? -EINVAL : r;
+}
+
+/* Resolves a backing name the way qemu does: relative to the directory of
+ * the image that names it. */
+static char *backing_path(const char *image, const char *name)
+{
+	const char *slash = strrchr(image, '/');
+	char *p;
+
+	if (name[0] == '/')
+		return strdup(name);
+	if (asprintf(&p, "%.*s/%s", (int)(slash - image), image, name) < 0)
+		return NULL;
+	return p;
+}
+
+/* Checks one file of the chain; on success *next is the backing file to
+ * check next (or NULL) and *next_fmt its declared format. */
+static int layer_check(const struct vmconf *conf, const char *path,
+		       enum image_format expect, unsigned depth,
+		       struct image_layer *layer, char **next,
+		       enum image_format *next_fmt)
+{
+	_cleanup_free_ char *canon = NULL;
+	_cleanup_free_ uint8_t *buf = NULL;
+	struct qcow2_info qi;
+	const char *why = NULL;
+	size_t len = 0;
+	int r;
+
+	*next = NULL;
+	canon = realpath(path, NULL);
+	if (!canon)
+		return layer_open_error(-errno, path, depth);
+	if (!path_is_printable(canon)) {
+		log_error("image path %s contains control characters", path);
+		return -EINVAL;
+	}
+	if (!path_is_inside(canon, conf->image_dirs)) {
+		_cleanup_free_ char *dirs =
+			strv_join((const char *const *)conf->image_dirs, ", ");
+		log_error("%s %s lies outside the allowed image directories "
+			  "(%s)%s",
+			  depth ? "backing file" : "image", canon,
+			  dirs ? dirs : "none",
+			  depth ? ": a backing file must not point elsewhere "
+				  "on the host"
+				: ": copy it into one of them");
+		return -EPERM;
+	}
+	r = layer_read_header(canon, &buf, &len, &layer->file_size);
+	if (r < 0)
+		return layer_open_error(r, canon, depth);
+	r = image_probe(buf, len, layer->file_size, &layer->format, &why);
+	if (r < 0) {
+		log_error("%s is %s", canon, why);
+		return r;
+	}
+	if (expect != IMAGE_FORMAT_AUTO && layer->format != expect) {
+		log_error("%s is %s but is declared %s", canon,
+			  image_format_name(layer->format),
+			  image_format_name(expect));
+		return -EINVAL;
+	}
+	layer->virtual_size = layer->file_size;
+	if (layer->format == IMAGE_FORMAT_QCOW2) {
+		r = qcow2_parse(buf, len, &qi, &why);
+		if (r < 0) {
+			log_error("%s: %s", canon, why);
+			return r;
+		}
+		layer->virtual_size = qi.virtual_size;
+		if (qi.has_backing) {
+			if (image_name_is_protocol(qi.backing_file)) {
+				log_error("%s names the backing file '%s', a "
+					  "protocol or json: name; only plain "
+					  "files are allowed",
+					  canon, qi.backing_file);
+				return -EPERM;
+			}
+			if (!qi.backing_format[0] ||
+			    image_format_from_name(qi.backing_format,
+						   next_fmt) < 0) {
+				log_error("%s: its backing file needs an "
+					  "explicit format, raw or qcow2 (fix "
+					  "with: qemu-img rebase -u -F qcow2 "
+					  "-b BACKING %s)",
+					  canon, canon);
+				return -EINVAL;
+			}
+			*next = backing_path(canon, qi.backing_file);
+			if (!*next)
+				return -ENOMEM;
+		}
+	}
+	layer->path = TAKE_PTR(canon);
+	return 0;
+}
+
+int image_check(const struct vmconf *conf, const struct image_spec *spec,
+		struct image_chain *chain)
+{
+	_cleanup_free_ char *path = strdup(spec->path);
+	enum image_format fmt = IMAGE_FORMAT_AUTO;
+	int r = 0;
+
+	memset(chain, 0, sizeof(*chain));
+	if (!path)
+		return -ENOMEM;
+	if (spec->format && image_format_from_name(spec->format, &fmt) < 0)
+		return -EINVAL;
+	while (path) {
+		char *next = NULL;
+		if (chain->depth == IMAGE_CHAIN_MAX) {
+			log_error("%s: the backing chain is deeper than %d; "
+				  "flatten it with qemu-img convert",
+				  spec->path, IMAGE_CHAIN_MAX);
+			r = -ELOOP;
+			break;
+		}
+		r = layer_check(conf, path, fmt, chain->depth,
+				&chain->layers[chain->depth], &next, &fmt);
+		if (r < 0)
+			break;
+		chain->depth++;
+		free(path);
+		path = next;
+	}
+	if (r < 0)
+		image_chain_free(chain);
+	return r;
+}
+
+void image_chain_free(struct image_chain *chain)
+{
+	for (unsigned i = 0; i < IMAGE_CHAIN_MAX; i++)
+		free(chain->layers[i].path);
+	memset(chain, 0, sizeof(*chain));
+}
+
+/* In the child of image_check_as_user, errors go up the pipe. */
+static int report_fd = -1;
+
+static void report_sink(enum log_level level, const char *msg)
+{
+	if (level == LOG_LEVEL_ERROR && report_fd >= 0)
+		dprintf(report_fd, "E\t%s\n", msg);
+}
+
+static int drop_to_user(uid_t uid, gid_t gid)
+{
+	struct passwd *pw = getpwuid(uid);
+	gid_t groups[NGROUPS_MAX];
+	int n = NGROUPS_MAX;
+
+	if (!pw || getgrouplist(pw->pw_name, gid, groups, &n) < 0)
+		n = 0;
+	if (setgroups((size_t)n, groups) < 0 || setresgid(gid, gid, gid) < 0 ||
+	    setresuid(uid, uid, uid) < 0)
+		return -errno;
+	return 0;
+}
+
+static void check_child(const struct vmconf *conf,
+			const struct image_spec *spec, uid_t uid, gid_t gid,
+			int fd)
+{
+	struct image_chain chain;
+	int r;
+
+	report_fd = fd;
+	log_set_sink(report_sink);
+	log_close();
+	r = drop_to_user(uid, gid);
+	if (r < 0) {
+		log_errno(r, "cannot switch to uid %u", (unsigned)uid);
+		_exit(1);
+	}
+	r = image_check(conf, spec, &chain);
+	for (unsigned i = 0; r == 0 && i < chain.depth; i++)
+		dprintf(fd, "L\t%s\t%" PRIu64 "\t%" PRIu64 "\t%s\n",
+			image_format_name(chain.layers[i].format),
+			chain.layers[i].virtual_size, chain.layers[i].file_size,
+			chain.layers[i].path);
+	_exit(r < 0 ? 1 : 0);
+}
+
+static int parse_report_line(char *line, struct image_chain *chain)
+{
+	char *fields[5], *save = NULL;
+	struct image_layer *l;
+	int n = 0;
+
+	if (strncmp(line, "E\t", 2) == 0) {
+		log_error("%s", line + 2);
+		return 0;
+	}
+	for (char *t = strtok_r(line, "\t", &save); t && n < 5;
+	     t = strtok_r(NULL, "\t", &save))
+		fields[n++] = t;
+	if (n != 5 || strcmp(fields[0], "L") || chain->depth >= IMAGE_CHAIN_MAX)
+		return -EPROTO;
+	l = &chain->layers[chain->depth];
+	if (image_format_from_name(fields[1], &l->format) < 0 ||
+	    str_to_u64(fields[2], &l->virtual_size) < 0 ||
+	    str_to_u64(fields[3], &l->file_size) < 0)
+		return -EPROTO;
+	l->path = strdup(fields[4]);
+	if (!l->path)
+		return -ENOMEM;
+	chain->depth++;
+	return 0;
+}
+
+int image_check_as_user(const struct vmconf *conf,
+			const struct image_spec *spec, uid_t uid, gid_t gid,
+			struct image_chain *chain)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char line[PATH_MAX + 128];
+	int pipefd[2], status, r = 0;
+	pid_t pid;
+
+	memset(chain, 0, sizeof(*chain));
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return log_errno(errno, "pipe");
+	pid = fork();
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return log_errno(errno, "fork");
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		check_child(conf, spec, uid, gid, pipefd[1]);
+	}
+	close(pipefd[1]);
+	f = fdopen(pipefd[0], "r");
+	if (!f) {
+		close(pipefd[0]);
+		r = -ENOMEM;
+	}
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (r == 0)
+			r = parse_report_line(line, chain);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (r == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
+		r = -EPERM;
+	if (r == 0 && chain->depth == 0)
+		r = -EPROTO;
+	if (r < 0)
+		image_chain_free(chain);
+	return r;
+}

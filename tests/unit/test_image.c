@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Image validation against real qemu-img files and hand-made hostile ones. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "image.h"
+#include "log.h"
+#include "strutil.h"
+#include "vmconf.h"
+
+static char errors[8192];
+static char dir[256], images[300], outside[300], catalog[300];
+
+static void capture_sink(enum log_level level, const char *msg)
+{
+	if (level == LOG_LEVEL_ERROR) {
+		strncat(errors, msg, sizeof(errors) - strlen(errors) - 2);
+		strcat(errors, "\n");
+	}
+}
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd) != 0)
+		fail_msg("command failed: %s", cmd);
+}
+
+static void write_bytes(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	write_bytes(path, text, strlen(text));
+}
+
+/* qemu-img >= 6.1 insists on a backing format: older images lack one. Turn
+ * the backing-format extension into an unknown one, as such an image reads. */
+static void drop_backing_format(const char *path)
+{
+	uint8_t h[4096];
+	FILE *f = fopen(path, "r+");
+
+	assert_non_null(f);
+	assert_int_equal(fread(h, 1, sizeof(h), f), sizeof(h));
+	for (size_t i = 104; i + 4 < sizeof(h); i += 8) {
+		if (memcmp(h + i, "\xe2\x79\x2a\xca", 4) == 0) {
+			memcpy(h + i, "\x12\x34\x56\x78", 4);
+			rewind(f);
+			assert_int_equal(fwrite(h, 1, sizeof(h), f), sizeof(h));
+			fclose(f);
+			return;
+		}
+	}
+	fail_msg("%s has no backing format extension", path);
+}
+
+static int setup(void **state)
+{
+	snprintf(dir, sizeof(dir), "/tmp/svm-image-test-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	chmod(dir, 0755);
+	snprintf(images, sizeof(images), "%s/images", dir);
+	snprintf(outside, sizeof(outside), "%s/outside", dir);
+	snprintf(catalog, sizeof(catalog), "%s/catalog", dir);
+	sh("mkdir -p %s %s %s && chmod 755 %s %s", images, outside, catalog,
+	   images, outside);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	sh("rm -rf %s", dir);
+	return 0;
+}
+
+static void conf_init(struct vmconf *conf, bool user_images)
+{
+	char item[512];
+
+	assert_int_equal(vmconf_load(conf, NULL), 0);
+	snprintf(item, sizeof(item), "ImageDirs=%s", images);
+	assert_int_equal(vmconf_set(conf, item, "test"), 0);
+	snprintf(item, sizeof(item), "ImageCatalog=%s", catalog);
+	assert_int_equal(vmconf_set(conf, item, "test"), 0);
+	conf->allow_user_images = user_images;
+}
+
+/* Checks a user image path; returns r and leaves messages in errors. */
+static int check_path(const char *path, struct image_chain *chain)
+{
+	struct vmconf conf;
+	struct image_spec spec;
+	int r;
+
+	errors[0] = '\0';
+	conf_init(&conf, true);
+	r = image_resolve(&conf, path, &spec);
+	if (r == 0)
+		r = image_check(&conf, &spec, chain);
+	image_spec_free(&spec);
+	vmconf_free(&conf);
+	return r;
+}
+
+static void expect_refused(const char *path, const char *message)
+{
+	struct image_chain chain;
+
+	if (check_path(path, &chain) == 0)
+		fail_msg("%s was accepted", path);
+	if (!strstr(errors, message))
+		fail_msg("%s: got '%s', want '%s'", path, errors, message);
+}
+
+static void test_raw_with_partition_table(void **state)
+{
+	char path[512];
+	struct image_chain chain;
+	uint8_t mbr[4096] = {0};
+
+	snprintf(path, sizeof(path), "%s/disk.raw", images);
+	mbr[510] = 0x55;
+	mbr[511] = 0xaa;
+	write_bytes(path, mbr, sizeof(mbr));
+	assert_int_equal(check_path(path, &chain), 0);
+	assert_int_equal(chain.depth, 1);
+	assert_int_equal(chain.layers[0].format, IMAGE_FORMAT_RAW);
+	assert_string_equal(chain.layers[0].path, path);
+	image_chain_free(&chain);
+}
+
+static void test_qcow2_chain_inside(void **state)
+{
+	char base[512], top[512];
+	struct image_chain chain;
+
+	snprintf(base, sizeof(base), "%s/base.qcow2", images);
+	snprintf(top, sizeof(top), "%s/top.qcow2", images);
+	sh("qemu-img create -q -f qcow2 %s 1G", base);
+	/* A relative backing name resolves against the top image's directory.
+	 */
+	sh("cd %s && qemu-img create -q -f qcow2 -b base.qcow2 -F qcow2 %s",
+	   images, top);
+	assert_int_equal(check_path(top, &chain), 0);
+	assert_int_equal(chain.depth, 2);
+	assert_string_equal(chain.layers[1].path, base);
+	assert_int_equal(chain.layers[0].format, IMAGE_FORMAT_QCOW2);
+	assert_int_equal(chain.layers[1].virtual_size, 1ull << 30);
+	image_chain_free(&chain);
+}
+
+static void test_backing_outside_refused(void **state)
+{
+	char secret[512], top[512], link[512];
+
+	/* The classic attack: a qcow2 whose backing file is a host file. */
+	snprintf(top, sizeof(top), "%s/steal.qcow2", images);
+	sh("qemu-img create -q -f qcow2 -u -b /etc/shadow -F raw %s 1G", top);
+	expect_refused(top, "lies outside the allowed image directories");
+
+	/* The same through a symlink inside the allowed directory. */
+	snprintf(secret, sizeof(secret), "%s/secret.raw", outside);
+	snprintf(link, sizeof(link), "%s/innocent.raw", images);
+	sh("truncate -s 1M %s && ln -sf %s %s", secret, secret, link);
+	snprintf(top, sizeof(top), "%s/steal2.qcow2", images);
+	sh("qemu-img create -q -f qcow2 -u -b innocent.raw -F raw %s 1G", top);
+	expect_refused(top, "backing file");
+	expect_refused(top, "lies outside the allowed image directories");
+}
+
+static void test_image_outside_refused(void **state)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/disk.qcow2", outside);
+	sh("qemu-img create -q -f qcow2 %s 1G", path);
+	expect_refused(path, "lies outside the allowed image directories");
+}
+
+static void test_protocol_backing_refused(void **state)
+{
+	char top[512];
+
+	snprintf(top, sizeof(top), "%s/json.qcow2", images);
+	sh("qemu-img create -q -f qcow2 -u -F raw -b "
+	   "'json:{\"driver\":\"file\",\"filename\":\"/etc/shadow\"}' %s 1G",
+	   top);
+	expect_refused(top, "a protocol or json: name");
+	snprintf(top, sizeof(top), "%s/nbd.qcow2", images);
+	sh("qemu-img create -q -f qcow2 -u -F raw -b nbd:127.0.0.1:10809 %s 1G",
+	   top);
+	expect_refused(top, "a protocol or json: name");
+}
+
+static void test_data_file_refused(void **state)
+{
+	char top[512];
+
+	snprintf(top, sizeof(top), "%s/datafile.qcow2", images);
+	sh("qemu-img create -q -f qcow2 -o data_file=%s/data.raw %s 1M", images,
+	   top);
+	expect_refused(top, "external data file (data-file)");
+}
+
+static void test_encrypted_refused(void **state)
+{
+	char top[512];
+
+	snprintf(top, sizeof(top), "%s/luks.qcow2", images);
+	sh("qemu-img create -q -f qcow2 --object secret,id=s0,data=pw "
+	   "-o encrypt.format=luks,encrypt.key-secret=s0 %s 1M",
+	   top);
+	expect_refused(top, "encrypted");
+}
+
+static void test_backing_without_format_refused(void **state)
+{
+	char base[512], top[512];
+
+	snprintf(base, sizeof(base), "%s/nofmt-base.qcow2", images);
+	snprintf(top, sizeof(top), "%s/nofmt.qcow2", images);
+	sh("qemu-img create -q -f qcow2 %s 1M", base);
+	sh("qemu-img create -q -f qcow2 -b %s -F qcow2 %s", base, top);
+	drop_backing_format(top);
+	expect_refused(top, "needs an explicit format");
+}
+
+static void test_not_an_image_refused(void **state)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/notes.txt", images);
+	write_bytes(path, "hello, this is not a disk\n", 26);
+	expect_refused(path, "neither qcow2 nor a raw disk");
+	snprintf(path, sizeof(path), "%s/disk.img.gz", images);
+	sh("truncate -s 4096 %s/z && gzip -c %s/z > %s", images, images, path);
+	expect_refused(path, "gzip-compressed");
+	snprintf(path, sizeof(path), "%s/zero.raw", images);
+	sh("truncate -s 1M %s", path);
+	expect_refused(path, "no partition table or filesystem");
+	snprintf(path, sizeof(path), "%s/missing.qcow2", images);
+	expect_refused(path, "does not exist");
+	snprintf(path, sizeof(path), "%s/adir", images);
+	sh("mkdir -p %s", path);
+	expect_refused(path, "not a regular file");
+}
+
+static void test_deep_chain_refused(void **state)
+{
+	char prev[512], cur[512];
+
+	snprintf(prev, sizeof(prev), "%s/c0.qcow2", images);
+	sh("qemu-img create -q -f qcow2 %s 1M", prev);
+	for (int i = 1; i <= IMAGE_CHAIN_MAX; i++) {
+		snprintf(cur, sizeof(cur), "%s/c%d.qcow2", images, i);
+		sh("qemu-img create -q -f qcow2 -u -b %s -F qcow2 %s 1M", prev,
+		   cur);
+		snprintf(prev, sizeof(prev), "%s", cur);
+	}
+	expect_refused(cur, "deeper than");
+}
+
+static void test_user_images_not_allowed(void **state)
+{
+	struct vmconf conf;
+	struct image_spec spec;
+	char entry[512];
+
+	snprintf(entry, sizeof(entry), "%s/centos.image", catalog);
+	write_text(entry, "Path=/x/centos.qcow2\nFormat=qcow2\n");
+	conf_init(&conf, false);
+	errors[0] = '\0';
+	assert_int_equal(image_resolve(&conf, "/home/u/my.qcow2", &spec),
+			 -EPERM);
+	assert_non_null(strstr(errors, "images from paths are not allowed"));
+	assert_non_null(strstr(errors, "available images: centos"));
+	image_spec_free(&spec);
+	vmconf_free(&conf);
+	unlink(entry);
+}
+
+static void test_catalog(void **state)
+{
+	struct vmconf conf;
+	struct image_spec spec;
+	char entry[512];
+
+	snprintf(entry, sizeof(entry), "%s/debian.image", catalog);
+	write_text(entry, "Path=/srv/debian.qcow2\nFormat=qcow2\n"
+			  "Kernel=/srv/vmlinuz\nInitrd=/srv/initrd\n"
+			  "Cmdline=console=ttyS0\nMemOverhead=256\n");
+	snprintf(entry, sizeof(entry), "%s/alma.image", catalog);
+	write_text(entry, "Path=/srv/alma.qcow2\nFormt=qcow2\n");
+	conf_init(&conf, false);
+
+	assert_int_equal(image_resolve(&conf, "debian", &spec), 0);
+	assert_string_equal(spec.path, "/srv/debian.qcow2");
+	assert_string_equal(spec.format, "qcow2");
+	assert_string_equal(spec.kernel, "/srv/vmlinuz");
+	assert_string_equal(spec.cmdline, "console=ttyS0");
+	assert_string_equal(spec.firmware, "bios");
+	assert_int_equal(spec.mem_overhead_mib, 256);
+	image_spec_free(&spec);
+
+	errors[0] = '\0';
+	assert_int_equal(image_resolve(&conf, "centos7", &spec), -ENOENT);
+	assert_non_null(strstr(errors, "unknown image 'centos7'"));
+	assert_non_null(strstr(errors, "available images: alma, debian"));
+	image_spec_free(&spec);
+
+	errors[0] = '\0';
+	assert_int_equal(image_resolve(&conf, "alma", &spec), -EINVAL);
+	assert_non_null(strstr(errors, "did you mean 'Format'"));
+	image_spec_free(&spec);
+
+	errors[0] = '\0';
+	assert_int_equal(image_resolve(&conf, "../../etc/passwd", &spec),
+			 -EPERM);
+	image_spec_free(&spec);
+	assert_int_equal(image_resolve(&conf, ".hidden", &spec), -EINVAL);
+	assert_non_null(strstr(errors, "not a valid image name"));
+	image_spec_free(&spec);
+
+	/* A descriptor others can write is not trusted. */
+	chmod(entry, 0666);
+	errors[0] = '\0';
+	assert_int_equal(image_resolve(&conf, "alma", &spec), -EPERM);
+	assert_non_null(strstr(errors, "writable only by root"));
+	image_spec_free(&spec);
+	vmconf_free(&conf);
+}
+
+static void test_check_as_user(void **state)
+{
+	char path[512];
+	struct vmconf conf;
+	struct image_spec spec;
+	struct image_chain chain;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(path, sizeof(path), "%s/private.qcow2", images);
+	sh("qemu-img create -q -f qcow2 %s 1M && chmod 600 %s", path, path);
+	conf_init(&conf, true);
+	assert_int_equal(image_resolve(&conf, path, &spec), 0);
+	/* root can read it ... */
+	assert_int_equal(image_check_as_user(&conf, &spec, 0, 0, &chain), 0);
+	assert_int_equal(chain.depth, 1);
+	assert_string_equal(chain.layers[0].path, path);
+	image_chain_free(&chain);
+	/* ... nobody (65534) cannot, and the prolog must say so. */
+	errors[0] = '\0';
+	assert_int_equal(
+		image_check_as_user(&conf, &spec, 65534, 65534, &chain),
+		-EPERM);
+	assert_non_null(strstr(errors, "is not readable by you"));
+	image_spec_free(&spec);
+	vmconf_free(&conf);
+}
+
+/* Hostile header bytes that qemu-img would never write. */
+static void test_qcow2_parse_malformed(void **state)
+{
+	uint8_t h[512];
+	struct qcow2_info qi;
+	const char *why = NULL;
+
+	memset(h, 0, sizeof(h));
+	memcpy(h, "QFI\xfb\0\0\0\x03", 8);
+	h[23] = 16;   /* cluster_bits */
+	h[103] = 104; /* header_length */
+	assert_int_equal(qcow2_parse(h, sizeof(h), &qi, &why), 0);
+
+	h[15] = 200; /* backing offset 200, size 0 */
+	assert_int_equal(qcow2_parse(h, sizeof(h), &qi, &why), -EINVAL);
+	assert_non_null(strstr(why, "bad length"));
+	h[19] = 255;  /* runs past the 512 bytes we have */
+	h[15] = 0xff; /* offset 511 */
+	h[14] = 0x01;
+	assert_int_equal(qcow2_parse(h, sizeof(h), &qi, &why), -EINVAL);
+	assert_non_null(strstr(why, "outside the first cluster"));
+	h[14] = h[15] = h[19] = 0;
+
+	h[23] = 30; /* cluster_bits */
+	assert_int_equal(qcow2_parse(h, sizeof(h), &qi, &why), -EINVAL);
+	assert_non_null(strstr(why, "cluster size"));
+	h[23] = 16;
+
+	h[79] = 0x04; /* incompatible: external data file */
+	assert_int_equal(qcow2_parse(h, sizeof(h), &qi, &why), -EINVAL);
+	assert_non_null(strstr(why, "data-file"));
+	h[79] = 0x80; /* unknown incompatible feature */
+	assert_int_equal(qcow2_parse(h, sizeof(h), &qi, &why), -EINVAL);
+	h[79] = 0;
+
+	/* A header extension whose length runs past the buffer. */
+	memcpy(h + 104, "\xe2\x79\x2a\xca\x7f\xff\xff\xff", 8);
+	assert_int_equal(qcow2_parse(h, sizeof(h), &qi, &why), -EINVAL);
+	assert_non_null(strstr(why, "extension"));
+	/* A DATA extension even without the feature bit. */
+	memcpy(h + 104, "DATA\0\0\0\x04/etc", 12);
+	assert_int_equal(qcow2_parse(h, sizeof(h), &qi, &why), -EINVAL);
+	assert_non_null(strstr(why, "data-file"));
+	memset(h + 104, 0, 12);
+
+	h[103] = 20; /* header_length below v3's 104 */
+	assert_int_equal(qcow2_parse(h, sizeof(h), &qi, &why), -EINVAL);
+	assert_int_equal(qcow2_parse(h, 50, &qi, &why), -EINVAL);
+}
+
+static void test_protocol_names(void **state)
+{
+	assert_true(image_name_is_protocol("json:{}"));
+	assert_true(image_name_is_protocol("nbd:host:1"));
+	assert_true(image_name_is_protocol("http://x/y"));
+	assert_false(image_name_is_protocol("/srv/a:b.qcow2"));
+	assert_false(image_name_is_protocol("base.qcow2"));
+	assert_false(image_name_is_protocol("./a:b"));
+}
+
+static void test_path_is_inside(void **state)
+{
+	char *dirs[] = {"/srv/images", "/scratch/", NULL};
+
+	assert_true(path_is_inside("/srv/images/a.qcow2", dirs));
+	assert_true(path_is_inside("/scratch/u/a.qcow2", dirs));
+	assert_false(path_is_inside("/srv/images-evil/a.qcow2", dirs));
+	assert_false(path_is_inside("/srv/images", dirs));
+	assert_false(path_is_inside("/etc/shadow", dirs));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_raw_with_partition_table),
+		cmocka_unit_test(test_qcow2_chain_inside),
+		cmocka_unit_test(test_backing_outside_refused),
+		cmocka_unit_test(test_image_outside_refused),
+		cmocka_unit_test(test_protocol_backing_refused),
+		cmocka_unit_test(test_data_file_refused),
+		cmocka_unit_test(test_encrypted_refused),
+		cmocka_unit_test(test_backing_without_format_refused),
+		cmocka_unit_test(test_not_an_image_refused),
+		cmocka_unit_test(test_deep_chain_refused),
+		cmocka_unit_test(test_user_images_not_allowed),
+		cmocka_unit_test(test_catalog),
+		cmocka_unit_test(test_check_as_user),
+		cmocka_unit_test(test_qcow2_parse_malformed),
+		cmocka_unit_test(test_protocol_names),
+		cmocka_unit_test(test_path_is_inside),
+	};
+
+	log_set_sink(capture_sink);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
