@@ -102,6 +102,10 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 	if (level > log_level && !log_file)
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* Messages quote user input: one message, one line. */
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	if (log_file)
 		log_write_file(level, msg);
 	if (level <= log_level) {

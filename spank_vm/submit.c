@@ -10,8 +10,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "image.h"
 #include "log.h"
 #include "spank_vm.h"
+#include "vmconf.h"
 
 static int job_control_setenv(spank_t sp, const char *name, const char *value)
 {
@@ -23,6 +25,41 @@ static int job_control_setenv(spank_t sp, const char *name, const char *value)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* The same checks the prolog makes as root, made here as the submitting
+ * user so that a bad image is refused before a job exists. */
+static int submit_check_image(void)
+{
+	_cleanup_free_ char *default_path = NULL;
+	const char *path = plugin_args.config;
+	struct image_spec spec;
+	struct image_chain chain;
+	struct vmconf conf;
+	int r;
+
+	if (!path)
+		path = default_path = vmconf_default_path();
+	r = vmconf_load(&conf, path);
+	if (r < 0) {
+		log_error("cannot read the slurm-vm configuration %s; tell your administrator",
+			  path ? path : "?");
+		goto out;
+	}
+	r = image_resolve(&conf, vm_opts.image, &spec);
+	if (r == 0) {
+		r = image_check(&conf, &spec, &chain);
+		if (r == 0) {
+			log_debug("image %s: %s (%s)", vm_opts.image,
+				  chain.layers[0].path,
+				  image_format_name(chain.layers[0].format));
+			image_chain_free(&chain);
+		}
+	}
+	image_spec_free(&spec);
+out:
+	vmconf_free(&conf);
+	return r;
 }
 
 int submit_post_opt(spank_t sp)
@@ -39,6 +76,11 @@ int submit_post_opt(spank_t sp)
 			return -EINVAL;
 		}
 		return 0;
+	}
+	if (submit_check_image() < 0) {
+		log_error("--vm-image=%s refused; no job was submitted",
+			  vm_opts.image);
+		return -EINVAL;
 	}
 
 	r = job_control_setenv(sp, "VM_IMAGE", vm_opts.image);
