@@ -91,7 +91,7 @@ stage "fuzzing (${fuzz_seconds}s per target)"
 rc=0
 configure_build build-fuzz CC=clang-14 --enable-fuzzing --enable-sanitizers || rc=$?
 if [ "$rc" = 0 ] && [ -x tests/fuzz/run.sh ]; then
-	tests/fuzz/run.sh build-fuzz "$fuzz_seconds" || rc=$?
+	tests/fuzz/run.sh "$fuzz_seconds" "$repo/build-fuzz" || rc=$?
 fi
 record "fuzzing" "$rc"
 
