@@ -145,6 +145,27 @@ static void test_default_path_follows_slurm_conf(void **state)
 	free(p);
 }
 
+/* Every key the parser knows is documented in vm.conf(5). */
+static void test_every_key_documented(void **state)
+{
+	FILE *f = fopen(SRCDIR "/doc/vm.conf.5", "r");
+	static char man[65536];
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(man, 1, sizeof(man) - 1, f);
+	man[n] = '\0';
+	fclose(f);
+	for (const char *const *k = vmconf_keys(); *k; k++) {
+		char bi[128], br[128];
+		snprintf(bi, sizeof(bi), ".BI %s=", *k);
+		snprintf(br, sizeof(br), ".BR %s=", *k);
+		if (!strstr(man, bi) && !strstr(man, br))
+			fail_msg("vm.conf key %s is not documented in vm.conf(5)",
+				 *k);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_default_path_follows_slurm_conf),
+		cmocka_unit_test(test_every_key_documented),
 	};
 
 	log_set_sink(capture_sink);
