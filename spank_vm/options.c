@@ -15,11 +15,11 @@ struct vm_options vm_opts;
 
 enum { OPT_IMAGE = 1, OPT_CPUS, OPT_MEM, OPT_HUGEPAGES, OPT_KEEP };
 
-static int option_set(int val, const char *optarg, bool from_cli);
+static int option_set(int val, const char *arg, bool from_cli);
 
-static int option_cb(int val, const char *optarg, int remote)
+static int option_cb(int val, const char *arg, int remote)
 {
-	return option_set(val, optarg, true) == 0 ? 0 : -1;
+	return option_set(val, arg, true) == 0 ? 0 : -1;
 }
 
 static struct spank_option options[] = {
@@ -46,46 +46,46 @@ static const char *const option_env[] = {
 	[OPT_KEEP] = "SLURM_VM_KEEP",
 };
 
-static int option_set(int val, const char *optarg, bool from_cli)
+static int option_set(int val, const char *arg, bool from_cli)
 {
 	const char *name = options[val - 1].name;
 	int r;
 
 	switch (val) {
 	case OPT_IMAGE:
-		if (!optarg || !*optarg) {
+		if (!arg || !*arg) {
 			log_error("--%s needs an image name or path", name);
 			return -EINVAL;
 		}
 		free(vm_opts.image);
-		vm_opts.image = strdup(optarg);
+		vm_opts.image = strdup(arg);
 		vm_opts.image_set |= from_cli;
 		return vm_opts.image ? 0 : -ENOMEM;
 	case OPT_CPUS:
-		r = str_to_uint(optarg, &vm_opts.cpus);
+		r = str_to_uint(arg, &vm_opts.cpus);
 		if (r < 0 || vm_opts.cpus == 0 || vm_opts.cpus > 4096) {
 			log_error("--%s=%s: expected a number of vCPUs from 1 to 4096",
-				  name, optarg);
+				  name, arg);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_MEM:
-		r = str_to_mib(optarg, &vm_opts.mem_mib);
+		r = str_to_mib(arg, &vm_opts.mem_mib);
 		if (r < 0 || vm_opts.mem_mib < 64) {
 			log_error("--%s=%s: expected a size of at least 64M, e.g. 512M or 8G",
-				  name, optarg);
+				  name, arg);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_HUGEPAGES:
-		if (strcasecmp(optarg, "none") && strcasecmp(optarg, "2M") &&
-		    strcasecmp(optarg, "1G")) {
+		if (strcasecmp(arg, "none") && strcasecmp(arg, "2M") &&
+		    strcasecmp(arg, "1G")) {
 			log_error("--%s=%s: expected none, 2M or 1G", name,
-				  optarg);
+				  arg);
 			return -EINVAL;
 		}
 		free(vm_opts.hugepages);
-		vm_opts.hugepages = strdup(optarg);
+		vm_opts.hugepages = strdup(arg);
 		return vm_opts.hugepages ? 0 : -ENOMEM;
 	case OPT_KEEP:
 		vm_opts.keep = true;
