@@ -11,6 +11,7 @@ common_libslurmvm_la_SOURCES = \
 	common/qcow2.c common/qcow2.h \
 	common/image.c common/image.h \
 	common/request.c common/request.h \
+	common/journal.c common/journal.h \
 	common/vmconf.c common/vmconf.h
 common_libslurmvm_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML_CFLAGS) $(HWLOC_CFLAGS) \
 	$(LIBVIRT_CFLAGS) $(LIBPCI_CFLAGS)

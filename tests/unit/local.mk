@@ -13,6 +13,11 @@ tests_unit_test_image_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_image_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_image
 
+check_PROGRAMS += tests/unit/test_journal
+tests_unit_test_journal_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_journal_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test_journal
+
 # Further unit tests add themselves in their own fragments.
 include $(srcdir)/tests/unit/proto.mk
 include $(srcdir)/tests/unit/placement.mk
