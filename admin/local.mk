@@ -1,1 +1,10 @@
-# admin: see its sources
+# slurm-vm: the admin tool. One file per subcommand (admin/cmd_*.c), declared
+# in admin/commands.h and listed in the table in admin/slurm-vm.c.
+sbin_PROGRAMS += admin/slurm-vm
+admin_slurm_vm_SOURCES = \
+	admin/slurm-vm.c admin/commands.h \
+	admin/common_opts.c admin/common_opts.h \
+	admin/cmd_gres.c \
+	admin/cmd_plan.c
+admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS)
+admin_slurm_vm_LDADD = common/libslurmvm.la

@@ -1,1 +1,18 @@
-# placement unit tests
+# placement unit tests: devices (sysfs fixtures), planner (real machines'
+# hwloc topologies from hwloc's test suite), domain XML, Slurm's numbering.
+PLACEMENT_TESTS = \
+	tests/unit/test_devices \
+	tests/unit/test_placement \
+	tests/unit/test_domain \
+	tests/unit/test_slurm_map
+check_PROGRAMS += $(PLACEMENT_TESTS)
+TESTS += $(PLACEMENT_TESTS)
+
+tests_unit_test_devices_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_devices_LDADD = $(UNIT_LDADD)
+tests_unit_test_placement_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_placement_LDADD = $(UNIT_LDADD)
+tests_unit_test_domain_CPPFLAGS = $(UNIT_CPPFLAGS) $(LIBXML_CFLAGS)
+tests_unit_test_domain_LDADD = $(UNIT_LDADD) $(LIBXML_LIBS)
+tests_unit_test_slurm_map_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_slurm_map_LDADD = $(UNIT_LDADD)

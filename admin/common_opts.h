@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/* Shared by the subcommands: vm.conf loading with command-line overrides. */
+#include "vmconf.h"
+
+/* Loads @path, or the default vm.conf if it exists, or the defaults; then
+ * applies @sysfs and @topology when not NULL and every "Key=Value" in @sets.
+ * Returns 0 or -errno (already logged). */
+int admin_load_config(struct vmconf *conf, const char *path, const char *sysfs,
+		      const char *topology, char *const *sets);

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * slurm-vm: the admin tool. Dispatches to admin/cmd_*.c through one table.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "log.h"
+#include "macro.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"gres", cmd_gres, "print gres.conf lines for this node's devices"},
+	{"plan", cmd_plan,
+	 "print the domain XML and placement for a job, touching nothing"},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: slurm-vm COMMAND [OPTIONS]\n\ncommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(out, "  %-12s %s\n", commands[i].name,
+			commands[i].summary);
+	fprintf(out, "\n`slurm-vm COMMAND --help` for its options; "
+		     "see slurm-vm(8).\n");
+}
+
+int main(int argc, char **argv)
+{
+	log_open("slurm-vm");
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("slurm-vm %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	log_error("unknown command \"%s\"", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * PCI device inventory from sysfs: GPUs and Mellanox/NVIDIA InfiniBand and
+ * RoCE functions (PFs and SR-IOV VFs), with NUMA node, IOMMU group (and every
+ * function in it), bound driver and RDMA device.
+ *
+ * Everything is read from a sysfs root given by the caller (vm.conf
+ * SysfsRoot, "/sys" in production, a fixture tree in tests). sysfs is read
+ * directly: libpci's sysfs backend wants the "config" and "resource" files
+ * and calls exit() on some errors, so it only provides names (pci.ids).
+ * Malformed sysfs (missing files, odd values, dangling links) is an error
+ * with the path and what was expected, never a crash.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PCI_ADDR_MAX	    16 /* "dddd:bb:ss.f" + NUL */
+#define PCI_VENDOR_MELLANOX 0x15b3
+#define PCI_VENDOR_NVIDIA   0x10de
+
+enum pci_kind {
+	PCI_KIND_OTHER = 0,
+	PCI_KIND_GPU,  /* display controller, class 0x03xxxx */
+	PCI_KIND_IB,   /* Mellanox InfiniBand: 0x0c06xx (CX-3), 0x0207xx */
+	PCI_KIND_ROCE, /* Mellanox Ethernet mode: 0x0200xx */
+};
+
+/* One function of an IOMMU group. */
+struct pci_function {
+	char addr[PCI_ADDR_MAX];
+	uint32_t class; /* 24 bits, 0 when unreadable */
+	bool is_vf;
+};
+
+struct pci_device {
+	char addr[PCI_ADDR_MAX]; /* canonical "0000:3b:00.0" */
+	uint16_t vendor;
+	uint16_t device;
+	uint32_t class; /* 24 bits: base class, subclass, prog-if */
+	enum pci_kind kind;
+	bool is_vf;
+	char physfn[PCI_ADDR_MAX];  /* VF: its PF; "" otherwise */
+	unsigned num_vfs;	    /* PF: sriov_numvfs */
+	int numa_node;		    /* -1: unknown (missing or -1 in sysfs) */
+	int iommu_group;	    /* -1: no IOMMU */
+	struct pci_function *group; /* every function in the group, sorted */
+	size_t n_group;
+	char *driver;	/* bound driver, NULL if none */
+	char *rdma_dev; /* infiniband/<name> of itself or, for a VF, its PF */
+};
+
+struct device_list {
+	struct pci_device *v;
+	size_t n;
+};
+
+/* "0000:3b:00.0" or "3b:00.0" (domain 0) -> canonical lower-case form. */
+int pci_addr_canonical(const char *s, char out[PCI_ADDR_MAX]);
+/* Orders by domain, bus, slot, function. */
+int pci_addr_cmp(const char *a, const char *b);
+
+enum pci_kind pci_classify(uint16_t vendor, uint32_t class);
+const char *pci_kind_name(enum pci_kind kind); /* "gpu", "ib", "roce" */
+
+/* Reads one function, @addr in any form pci_addr_canonical() takes. */
+int devices_read(const char *sysfs_root, const char *addr,
+		 struct pci_device *dev);
+/* Every GPU, IB and RoCE function under @sysfs_root, sorted by address. */
+int devices_scan(const char *sysfs_root, struct device_list *list);
+const struct pci_device *devices_find(const struct device_list *list,
+				      const char *addr);
+
+/* "/dev/vfio/<group>", or -ENODEV without an IOMMU group. */
+int devices_vfio_path(const struct pci_device *dev, char *buf, size_t size);
+/* PCI functions of IOMMU group @group (sorted), for checking a File=. */
+int devices_iommu_group(const char *sysfs_root, int group,
+			struct pci_function **funcs, size_t *n);
+/* Vendor and device names from pci.ids; "10de:20b0" when unknown.
+ * Returns a malloc'd string or NULL on ENOMEM. */
+char *devices_model_name(const struct pci_device *dev);
+/* Slurm GRES Type= from the model: lower case [a-z0-9_], at most 32. */
+char *devices_gres_type(const struct pci_device *dev);
+
+void pci_device_clear(struct pci_device *dev);
+void device_list_free(struct device_list *list);

@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libxml/xmlwriter.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "domain.h"
+#include "log.h"
+#include "strutil.h"
+
+/* The writer remembers its first failure so the builders read straight. */
+struct xw {
+	xmlTextWriterPtr w;
+	int err;
+};
+
+static void xw_check(struct xw *x, int rc)
+{
+	if (rc < 0 && !x->err)
+		x->err = -EIO;
+}
+
+static void start(struct xw *x, const char *name)
+{
+	xw_check(x, xmlTextWriterStartElement(x->w, BAD_CAST name));
+}
+
+static void end(struct xw *x)
+{
+	xw_check(x, xmlTextWriterEndElement(x->w));
+}
+
+static void attr(struct xw *x, const char *name, const char *value)
+{
+	xw_check(x, xmlTextWriterWriteAttribute(x->w, BAD_CAST name,
+						BAD_CAST value));
+}
+
+static void attrf(struct xw *x, const char *name, const char *fmt, ...)
+	_printf_(3, 4);
+static void attrf(struct xw *x, const char *name, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	attr(x, name, buf);
+}
+
+static void text_elem(struct xw *x, const char *name, const char *text)
+{
+	xw_check(x,
+		 xmlTextWriterWriteElement(x->w, BAD_CAST name, BAD_CAST text));
+}
+
+static void textf_elem(struct xw *x, const char *name, const char *fmt, ...)
+	_printf_(3, 4);
+static void textf_elem(struct xw *x, const char *name, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	text_elem(x, name, buf);
+}
+
+/* An empty element with attribute pairs, NULL-terminated. */
+static void empty(struct xw *x, const char *name, ...)
+{
+	const char *k, *v;
+	va_list ap;
+
+	start(x, name);
+	va_start(ap, name);
+	while ((k = va_arg(ap, const char *))) {
+		v = va_arg(ap, const char *);
+		attr(x, k, v);
+	}
+	va_end(ap);
+	end(x);
+}
+
+static void pci_address(struct xw *x, const char *addr, bool is_source,
+			bool multifunction)
+{
+	unsigned dom, bus, slot, fn;
+
+	if (sscanf(addr, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4) {
+		x->err = -EINVAL;
+		return;
+	}
+	start(x, "address");
+	if (!is_source)
+		attr(x, "type", "pci");
+	attrf(x, "domain", "0x%04x", dom);
+	attrf(x, "bus", "0x%02x", bus);
+	attrf(x, "slot", "0x%02x", slot);
+	attrf(x, "function", "0x%x", fn);
+	if (multifunction)
+		attr(x, "multifunction", "on");
+	end(x);
+}
+
+void domain_params_from_conf(struct domain_params *p, const struct vmconf *conf)
+{
+	p->domain_type = conf->domain_type;
+	p->cpu_mode = conf->cpu_mode;
+	p->emulator = conf->emulator;
+	p->binding = conf->device_binding;
+	p->attach = conf->device_attach;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void write_metadata(struct xw *x, const struct plan *plan,
+			   const struct domain_params *p)
+{
+	start(x, "metadata");
+	xw_check(x, xmlTextWriterStartElementNS(
+			    x->w, BAD_CAST DOMAIN_XMLNS_PREFIX, BAD_CAST "job",
+			    BAD_CAST DOMAIN_XMLNS));
+	attrf(x, "id", "%" PRIu32, p->job_id);
+	attrf(x, "uid", "%u", (unsigned)p->uid);
+	for (size_t i = 0; i < plan->n_devices; i++) {
+		const struct plan_device *d = &plan->devices[i];
+
+		xw_check(x, xmlTextWriterStartElementNS(
+				    x->w, BAD_CAST DOMAIN_XMLNS_PREFIX,
+				    BAD_CAST "device", NULL));
+		attr(x, "address", d->addr);
+		attr(x, "kind", pci_kind_name(d->kind));
+		attr(x, "vf", d->is_vf ? "yes" : "no");
+		attr(x, "gres", d->gres);
+		attrf(x, "index", "%d", d->gres_index);
+		attrf(x, "iommu-group", "%d", d->iommu_group);
+		attr(x, "attach",
+		     p->attach == DEVICE_ATTACH_EMULATE ? "emulate" : "vfio");
+		end(x);
+	}
+	end(x);
+	end(x);
+}
+
+static void write_cputune(struct xw *x, const struct plan *plan)
+{
+	start(x, "cputune");
+	for (unsigned v = 0; v < plan->n_vcpus; v++) {
+		start(x, "vcpupin");
+		attrf(x, "vcpu", "%u", v);
+		attrf(x, "cpuset", "%u", plan->vcpus[v].pu);
+		end(x);
+	}
+	empty(x, "emulatorpin", "cpuset", plan->emulator_cpus, NULL);
+	empty(x, "iothreadpin", "iothread", "1", "cpuset", plan->emulator_cpus,
+	      NULL);
+	end(x);
+}
+
+static void write_numatune(struct xw *x, const struct plan *plan)
+{
+	_cleanup_free_ char *all = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&all, &size);
+
+	if (!f) {
+		x->err = -ENOMEM;
+		return;
+	}
+	for (unsigned c = 0; c < plan->n_cells; c++)
+		fprintf(f, "%s%u", c ? "," : "", plan->cells[c].host_node);
+	if (fclose(f) != 0) {
+		x->err = -ENOMEM;
+		return;
+	}
+	start(x, "numatune");
+	empty(x, "memory", "mode", "strict", "nodeset", all, NULL);
+	for (unsigned c = 0; c < plan->n_cells; c++) {
+		start(x, "memnode");
+		attrf(x, "cellid", "%u", c);
+		attr(x, "mode", "strict");
+		attrf(x, "nodeset", "%u", plan->cells[c].host_node);
+		end(x);
+	}
+	end(x);
+}
+
+static void write_memory(struct xw *x, const struct plan *plan)
+{
+	start(x, "memory");
+	attr(x, "unit", "MiB");
+	xw_check(x, xmlTextWriterWriteFormatString(x->w, "%" PRIu64,
+						   plan->mem_mib));
+	end(x);
+	if (!plan->hugepage_kib)
+		return;
+	start(x, "memoryBacking");
+	start(x, "hugepages");
+	start(x, "page");
+	attrf(x, "size", "%u", plan->hugepage_kib);
+	attr(x, "unit", "KiB");
+	attrf(x, "nodeset", "0-%u", plan->n_cells - 1);
+	end(x);
+	end(x);
+	end(x);
+}
+
+static void write_os(struct xw *x, const struct domain_params *p)
+{
+	start(x, "os");
+	start(x, "type");
+	attr(x, "arch", "x86_64");
+	attr(x, "machine", p->machine ? p->machine : "q35");
+	xw_check(x, xmlTextWriterWriteString(x->w, BAD_CAST "hvm"));
+	end(x);
+	if (p->kernel) {
+		text_elem(x, "kernel", p->kernel);
+		if (p->initrd)
+			text_elem(x, "initrd", p->initrd);
+		if (p->cmdline)
+			text_elem(x, "cmdline", p->cmdline);
+	} else {
+		empty(x, "boot", "dev", "hd", NULL);
+	}
+	end(x);
+	start(x, "features");
+	empty(x, "acpi", NULL);
+	empty(x, "apic", NULL);
+	end(x);
+}
+
+static void write_cell(struct xw *x, const struct plan *plan, unsigned c)
+{
+	const struct plan_cell *cell = &plan->cells[c];
+	_cleanup_free_ char *cpus = NULL;
+
+	if (plan_cell_vcpus(plan, c, &cpus) < 0) {
+		x->err = -ENOMEM;
+		return;
+	}
+	start(x, "cell");
+	attrf(x, "id", "%u", c);
+	attr(x, "cpus", cpus);
+	attrf(x, "memory", "%" PRIu64, cell->mem_mib);
+	attr(x, "unit", "MiB");
+	if (cell->distances) {
+		start(x, "distances");
+		for (unsigned j = 0; j < plan->n_cells; j++) {
+			start(x, "sibling");
+			attrf(x, "id", "%u", j);
+			attrf(x, "value", "%u", cell->distances[j]);
+			end(x);
+		}
+		end(x);
+	}
+	end(x);
+}
+
+static void write_cpu(struct xw *x, const struct plan *plan,
+		      const struct domain_params *p)
+{
+	start(x, "cpu");
+	attr(x, "mode", p->cpu_mode ? p->cpu_mode : "host-passthrough");
+	start(x, "topology");
+	attrf(x, "sockets", "%u", plan->sockets);
+	attr(x, "dies", "1");
+	attrf(x, "cores", "%u", plan->cores);
+	attrf(x, "threads", "%u", plan->threads);
+	end(x);
+	start(x, "numa");
+	for (unsigned c = 0; c < plan->n_cells; c++)
+		write_cell(x, plan, c);
+	end(x);
+	end(x);
+}
+
+static void write_disk(struct xw *x, const struct domain_params *p)
+{
+	const char *fmt = p->image_format ? p->image_format : "qcow2";
+
+	if (!p->image && !p->overlay)
+		return;
+	start(x, "disk");
+	attr(x, "type", "file");
+	attr(x, "device", "disk");
+	empty(x, "driver", "name", "qemu", "type", p->overlay ? "qcow2" : fmt,
+	      "iothread", "1", NULL);
+	empty(x, "source", "file", p->overlay ? p->overlay : p->image, NULL);
+	if (p->overlay && p->image) {
+		/* the chain is spelled out: no format is ever probed */
+		start(x, "backingStore");
+		attr(x, "type", "file");
+		empty(x, "format", "type", fmt, NULL);
+		empty(x, "source", "file", p->image, NULL);
+		empty(x, "backingStore", NULL);
+		end(x);
+	} else if (p->overlay) {
+		empty(x, "backingStore", NULL);
+	}
+	empty(x, "target", "dev", "vda", "bus", "virtio", NULL);
+	if (!p->overlay)
+		empty(x, "readonly", NULL); /* never write a shared image */
+	end(x);
+	if (!p->seed)
+		return;
+	start(x, "disk");
+	attr(x, "type", "file");
+	attr(x, "device", "cdrom");
+	empty(x, "driver", "name", "qemu", "type", "raw", NULL);
+	empty(x, "source", "file", p->seed, NULL);
+	empty(x, "target", "dev", "sda", "bus", "sata", NULL);
+	empty(x, "readonly", NULL);
+	end(x);
+}
+
+static void write_console(struct xw *x, const struct domain_params *p)
+{
+	start(x, "serial");
+	attr(x, "type", "pty");
+	if (p->console_log)
+		empty(x, "log", "file", p->console_log, "append", "off", NULL);
+	empty(x, "target", "port", "0", NULL);
+	end(x);
+	start(x, "console");
+	attr(x, "type", "pty");
+	empty(x, "target", "type", "serial", "port", "0", NULL);
+	end(x);
+	if (!p->channel_socket)
+		return;
+	start(x, "channel");
+	attr(x, "type", "unix");
+	empty(x, "source", "mode", "bind", "path", p->channel_socket, NULL);
+	empty(x, "target", "type", "virtio", "name", DOMAIN_AGENT_CHANNEL,
+	      NULL);
+	end(x);
+}
+
+/* libvirt controller indexes: pcie-root 0, expanders 1..P, then one root
+ * port per device in plan order. */
+static unsigned port_index(const struct plan *plan, size_t dev)
+{
+	return 1 + plan->n_pxbs + dev;
+}
+
+static void write_buses(struct xw *x, const struct plan *plan)
+{
+	char addr[PCI_ADDR_MAX];
+
+	if (!plan->n_devices)
+		return;
+	empty(x, "controller", "type", "pci", "index", "0", "model",
+	      "pcie-root", NULL);
+	for (unsigned i = 0; i < plan->n_pxbs; i++) {
+		start(x, "controller");
+		attr(x, "type", "pci");
+		attrf(x, "index", "%u", 1 + i);
+		attr(x, "model", "pcie-expander-bus");
+		start(x, "target");
+		attrf(x, "busNr", "%u", plan->pxbs[i].bus_nr);
+		textf_elem(x, "node", "%u", plan->pxbs[i].cell);
+		end(x);
+		end(x);
+	}
+	for (size_t d = 0; d < plan->n_devices; d++) {
+		const struct plan_device *dev = &plan->devices[d];
+		unsigned slot = 0;
+
+		for (size_t e = 0; e < d; e++)
+			slot += plan->devices[e].pxb == dev->pxb;
+		start(x, "controller");
+		attr(x, "type", "pci");
+		attrf(x, "index", "%u", port_index(plan, d));
+		attr(x, "model", "pcie-root-port");
+		snprintf(addr, sizeof(addr), "0000:%02x:%02x.0", 1 + dev->pxb,
+			 slot);
+		pci_address(x, addr, false, false);
+		end(x);
+	}
+}
+
+static void write_hostdev(struct xw *x, const struct plan *plan, size_t d,
+			  const struct domain_params *p)
+{
+	const struct plan_device *dev = &plan->devices[d];
+	char addr[PCI_ADDR_MAX];
+
+	for (size_t f = 0; f < dev->n_funcs; f++) {
+		snprintf(addr, sizeof(addr), "0000:%02x:00.%x",
+			 port_index(plan, d), dev->funcs[f].function);
+		if (p->attach == DEVICE_ATTACH_EMULATE) {
+			if (!dev->funcs[f].primary)
+				continue; /* one stand-in per device */
+			start(x, "rng");
+			attr(x, "model", "virtio");
+			start(x, "backend");
+			attr(x, "model", "random");
+			xw_check(x, xmlTextWriterWriteString(x->w, BAD_CAST
+							     "/dev/urandom"));
+			end(x);
+			pci_address(x, addr, false, false);
+			end(x);
+			continue;
+		}
+		start(x, "hostdev");
+		attr(x, "mode", "subsystem");
+		attr(x, "type", "pci");
+		attr(x, "managed",
+		     p->binding == DEVICE_BINDING_MANAGED ? "yes" : "no");
+		empty(x, "driver", "name", "vfio", NULL);
+		start(x, "source");
+		pci_address(x, dev->funcs[f].addr, true, false);
+		end(x);
+		pci_address(x, addr, false, f == 0 && dev->n_funcs > 1);
+		end(x);
+	}
+}
+
+static void write_devices(struct xw *x, const struct plan *plan,
+			  const struct domain_params *p)
+{
+	start(x, "devices");
+	if (p->emulator)
+		text_elem(x, "emulator", p->emulator);
+	write_disk(x, p);
+	write_buses(x, plan);
+	for (size_t d = 0; d < plan->n_devices; d++)
+		write_hostdev(x, plan, d, p);
+	write_console(x, p);
+	empty(x, "memballoon", "model", "none", NULL);
+	end(x);
+}
+
+static int check_params(const struct plan *plan, const struct domain_params *p)
+{
+	if (!p->name || !str_is_safe_name(p->name, 64)) {
+		log_error("domain name \"%s\" is not a safe name",
+			  p->name ? p->name : "");
+		return -EINVAL;
+	}
+	if (!plan->n_vcpus || !plan->n_cells || !plan->mem_mib) {
+		log_error("domain %s: the plan is empty", p->name);
+		return -EINVAL;
+	}
+	if (p->domain_type && strcmp(p->domain_type, "kvm") != 0 &&
+	    strcmp(p->domain_type, "qemu") != 0) {
+		log_error("DomainType=%s: use kvm or qemu", p->domain_type);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void write_domain(struct xw *x, const struct plan *plan,
+			 const struct domain_params *p)
+{
+	start(x, "domain");
+	attr(x, "type", p->domain_type ? p->domain_type : "kvm");
+	text_elem(x, "name", p->name);
+	if (p->uuid)
+		text_elem(x, "uuid", p->uuid);
+	write_metadata(x, plan, p);
+	write_memory(x, plan);
+	start(x, "vcpu");
+	attr(x, "placement", "static");
+	xw_check(x, xmlTextWriterWriteFormatString(x->w, "%u", plan->n_vcpus));
+	end(x);
+	text_elem(x, "iothreads", "1");
+	write_cputune(x, plan);
+	write_numatune(x, plan);
+	write_os(x, p);
+	write_cpu(x, plan, p);
+	text_elem(x, "on_poweroff", "destroy");
+	text_elem(x, "on_reboot", "destroy");
+	text_elem(x, "on_crash", "destroy");
+	write_devices(x, plan, p);
+	end(x);
+}
+
+int domain_xml_build(const struct plan *plan, const struct domain_params *p,
+		     char **xml)
+{
+	xmlBufferPtr buf;
+	struct xw x = {0};
+	int r;
+
+	r = check_params(plan, p);
+	if (r < 0)
+		return r;
+	buf = xmlBufferCreate();
+	if (!buf)
+		return -ENOMEM;
+	x.w = xmlNewTextWriterMemory(buf, 0);
+	if (!x.w) {
+		xmlBufferFree(buf);
+		return -ENOMEM;
+	}
+	xmlTextWriterSetIndent(x.w, 1);
+	xmlTextWriterSetIndentString(x.w, BAD_CAST "  ");
+	write_domain(&x, plan, p);
+	xw_check(&x, xmlTextWriterEndDocument(x.w));
+	xmlFreeTextWriter(x.w);
+	if (x.err) {
+		xmlBufferFree(buf);
+		return log_errno(-x.err, "domain %s: cannot write its XML",
+				 p->name);
+	}
+	*xml = strdup((const char *)xmlBufferContent(buf));
+	xmlBufferFree(buf);
+	return *xml ? 0 : -ENOMEM;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Libvirt domain XML from a placement plan (libxml2 xmlTextWriter: every
+ * value is escaped). The result passes virt-xml-validate, defines on
+ * test:///default and converts with domxml-to-native on qemu:///system.
+ *
+ * Layout: q35 machine; vCPUs pinned per the plan; <cpu><topology> and one
+ * <numa><cell> per plan cell with distances; <numatune> strict per cell;
+ * huge pages per cell; emulator and one iothread (used by the disk) pinned to
+ * the plan's emulator CPUs. Devices: one pcie-expander-bus per cell with
+ * devices (<target busNr><node>cell</node>), one pcie-root-port per device,
+ * the device's functions on that port's bus.
+ *
+ * DeviceAttach=vfio: <hostdev mode='subsystem' type='pci' managed=...> with
+ * <driver name='vfio'/>. DeviceAttach=emulate (machines without an IOMMU):
+ * each planned device becomes a virtio-rng PCI function (backend /dev/urandom)
+ * at the same guest address: it needs no host resource, every qemu has it,
+ * and the guest sees a PCI function on the planned bus in the planned NUMA
+ * cell (/sys/bus/pci/devices/<addr>/numa_node in the guest).
+ *
+ * <metadata> holds <svm:job> in namespace DOMAIN_XMLNS: job id, uid, and each
+ * device's host address, kind, gres and index.
+ */
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "placement.h"
+#include "vmconf.h"
+
+#define DOMAIN_XMLNS	     "https://slurm-vm.org/xmlns/domain/1"
+#define DOMAIN_XMLNS_PREFIX  "svm"
+#define DOMAIN_AGENT_CHANNEL "org.slurm-vm.agent.0"
+
+struct domain_params {
+	const char *name; /* libvirt name, str_is_safe_name() */
+	const char *uuid; /* NULL: libvirt makes one */
+	uint32_t job_id;
+	uid_t uid;
+
+	/* disk: overlay (if any) backed by image; formats always explicit */
+	const char *image;	  /* base image */
+	const char *image_format; /* NULL: "qcow2" */
+	const char *overlay;	  /* per-job qcow2 over image; NULL: none */
+	const char *seed;	  /* cloud-init NoCloud ISO (cdrom); NULL */
+	/* direct kernel boot; all NULL: boot from the disk */
+	const char *kernel;
+	const char *initrd;
+	const char *cmdline;
+
+	const char *console_log;    /* serial console copied here; NULL */
+	const char *channel_socket; /* agent virtio-serial unix socket */
+
+	/* from vm.conf */
+	const char *domain_type; /* "kvm" | "qemu" */
+	const char *cpu_mode;	 /* "host-passthrough" | "maximum" | ... */
+	const char *emulator;	 /* NULL: libvirt's default */
+	enum device_binding binding;
+	enum device_attach attach;
+	const char *machine; /* NULL: "q35" */
+};
+
+/* Fills the vm.conf-derived fields of @p (type, mode, emulator, binding,
+ * attach) from @conf; the rest stays as it is. */
+void domain_params_from_conf(struct domain_params *p,
+			     const struct vmconf *conf);
+
+/* Returns 0 and a malloc'd NUL-terminated document in @xml, or -errno. */
+int domain_xml_build(const struct plan *plan, const struct domain_params *p,
+		     char **xml);

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Slurm's numbering, mapped the way slurmd does it. Pure functions: the
+ * prolog feeds them what libslurm and gres.conf say.
+ *
+ * GRES indices: slurmd numbers the File= entries of one GRES name in
+ * gres.conf order after expanding "[0-3]" ranges, but skips a File= that is
+ * missing or not a character device before counting. So index i is the i-th
+ * *present* file, not the i-th line. (For GPUs with AutoDetect slurmd may
+ * also re-sort: `slurmd -G` is the oracle; our gres.conf has no AutoDetect.)
+ *
+ * Cores: Slurm's abstract core id i is the i-th core in hwloc logical order
+ * of slurmd's own topology (hwloc_topo_whole.xml in SlurmdSpoolDir); its
+ * OS CPU ids are that core's PUs' os_index. Without Core objects slurmd
+ * counts PUs as cores.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "placement.h"
+
+/* "0,2-3" -> sorted, unique indices. Empty string -> 0 indices. */
+int slurm_index_list_parse(const char *s, unsigned **idx, size_t *n);
+
+/* From a job's gres_detail_str for one node, e.g.
+ * "gpu:a100:2(IDX:0,2),ibvf:1(IDX:3)", the indices of GRES @name.
+ * "gpu:0(IDX:N/A)" and an absent name give 0 indices. */
+int slurm_gres_detail_indices(const char *detail, const char *name,
+			      unsigned **idx, size_t *n);
+
+/* gres.conf File= with Slurm's bracket ranges, e.g. "/dev/vfio/[12-13,15]"
+ * or "/dev/nvidia[0-3]" (zero padding kept), into a NULL-terminated list. */
+int slurm_gres_file_expand(const char *file, char ***out);
+
+/* Whether slurmd counts the file: exists and is a character device. */
+typedef bool (*slurm_file_ok_fn)(const char *path, void *ctx);
+bool slurm_file_is_char_device(const char *path, void *ctx);
+
+/* @files: one GRES name's File= entries in gres.conf order, expanded.
+ * Returns in @indexed (NULL-terminated) the files slurmd numbers 0, 1, ...;
+ * @ok NULL means slurm_file_is_char_device. */
+int slurm_gres_index_files(char *const *files, slurm_file_ok_fn ok, void *ctx,
+			   char ***indexed);
+
+/* "/dev/vfio/12" -> 12; -EINVAL for anything else. */
+int slurm_vfio_file_group(const char *path, int *group);
+
+/* Abstract core ids ("0-3,8", as in the job's core bitmap) -> OS CPU ids
+ * list. @threads_per_core: take only that many PUs of each core (the job's
+ * --threads-per-core / --hint=nomultithread), 0 for all. */
+int slurm_cores_to_cpus(const struct topology *topo, const char *cores,
+			unsigned threads_per_core, char **cpus);
