@@ -1,0 +1,929 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * slurm-vm-agent: the guest side of the channel. Runs as root in the guest,
+ * statically linked, no NSS. Speaks common/proto on the virtio-serial port
+ * org.slurm-vm.agent.0: answers HELLO with HELLO and READY, runs each EXEC
+ * as the given identity, streams stdio with credit-based flow control,
+ * delivers signals to the task's process group, reports exit status, reaps
+ * everything, and waits for the host again when it goes away.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/reboot.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "proto.h"
+#include "spawn.h"
+#include "util.h"
+
+#define PORT_NAME	    "org.slurm-vm.agent.0"
+#define MAX_SESSIONS	    1024
+#define CHANNEL_HIGH_WATER  (4u * 1024 * 1024)
+#define DRAIN_AFTER_EXIT_MS 5000
+#define RETRY_MS	    1000
+
+struct session {
+	struct session *next;
+	uint32_t id;
+	pid_t pid;				 /* 0 once reaped */
+	int fd[PROTO_STREAMS];			 /* our ends, -1 when closed */
+	int report;				 /* spawn error pipe */
+	struct proto_buf to_task[PROTO_STREAMS]; /* STDIN, PMI */
+	uint32_t credit[PROTO_STREAMS];		 /* we may send */
+	uint32_t window[PROTO_STREAMS];		 /* the host may still send */
+	bool host_eof[PROTO_STREAMS];		 /* EOF from the host */
+	bool out_done[PROTO_STREAMS];		 /* EOF sent to the host */
+	bool exited, exit_sent, orphan, pty;
+	int status;
+	uint64_t exited_at;
+};
+
+static struct {
+	const char *port, *listen_path;
+	char identity[PROTO_MAX_IDENTITY + 1];
+	bool allow_poweroff;
+	int listen_fd, chan_fd, sig_fd;
+	bool chan_is_socket, greeted;
+	uint64_t retry_at;
+	struct proto_reader rd;
+	struct proto_buf out;
+	struct session *sessions;
+	unsigned nsessions;
+	bool quit;
+} agent = {.listen_fd = -1, .chan_fd = -1, .sig_fd = -1};
+
+/* ---- sessions ---- */
+
+static struct session *session_find(uint32_t id)
+{
+	for (struct session *s = agent.sessions; s; s = s->next)
+		if (s->id == id && !s->orphan)
+			return s;
+	return NULL;
+}
+
+static void session_close_fd(struct session *s, int stream)
+{
+	int fd = s->fd[stream];
+
+	if (fd < 0)
+		return;
+	s->fd[stream] = -1;
+	/* STDIN and PMI share the fd with the read side for a pty/PMI. */
+	for (int i = 0; i < PROTO_STREAMS; i++)
+		if (s->fd[i] == fd)
+			return;
+	close(fd);
+}
+
+static void session_free(struct session *s)
+{
+	struct session **pp;
+
+	for (int i = 0; i < PROTO_STREAMS; i++) {
+		session_close_fd(s, i);
+		proto_buf_free(&s->to_task[i]);
+	}
+	if (s->report >= 0)
+		close(s->report);
+	for (pp = &agent.sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	agent.nsessions--;
+	free(s);
+}
+
+/* The host is gone: its sessions end with it. */
+static void session_orphan(struct session *s)
+{
+	if (s->pid > 0 && !s->exited)
+		kill(-s->pid, SIGKILL);
+	for (int i = 0; i < PROTO_STREAMS; i++)
+		session_close_fd(s, i);
+	s->orphan = true;
+	if (s->pid == 0)
+		session_free(s);
+}
+
+static void sessions_orphan_all(void)
+{
+	struct session *s = agent.sessions, *next;
+
+	for (; s; s = next) {
+		next = s->next;
+		if (!s->orphan)
+			session_orphan(s);
+	}
+}
+
+static void send_error(uint32_t session, int code, const char *fmt, ...)
+	_printf_(3, 4);
+static void send_error(uint32_t session, int code, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_msg(code ? LOG_LEVEL_ERROR : LOG_LEVEL_WARN, "session %u: %s",
+		session, text);
+	proto_put_error(&agent.out, session,
+			(uint32_t)(code < 0 ? -code : code), text);
+}
+
+/* ---- channel ---- */
+
+static void channel_close(const char *why)
+{
+	if (agent.chan_fd < 0)
+		return;
+	log_info("host disconnected (%s); waiting for it to come back", why);
+	close(agent.chan_fd);
+	agent.chan_fd = -1;
+	agent.greeted = false;
+	proto_buf_consume(&agent.out, proto_buf_pending(&agent.out));
+	proto_reader_reset(&agent.rd, true);
+	sessions_orphan_all();
+	agent.retry_at = now_ms() + RETRY_MS;
+}
+
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+/* busybox mdev may not create /dev/virtio-ports/NAME: search sysfs. */
+static int port_find(char *path, size_t size)
+{
+	_cleanup_(closedirp) DIR *d = NULL;
+	struct dirent *de;
+
+	if (access("/dev/virtio-ports/" PORT_NAME, F_OK) == 0) {
+		snprintf(path, size, "/dev/virtio-ports/%s", PORT_NAME);
+		return 0;
+	}
+	d = opendir("/sys/class/virtio-ports");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char file[512], name[128] = "", dev[32] = "";
+		unsigned maj, min;
+		_cleanup_fclose_ FILE *f = NULL;
+		_cleanup_fclose_ FILE *g = NULL;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "/sys/class/virtio-ports/%s/name",
+			 de->d_name);
+		f = fopen(file, "re");
+		if (!f || !fgets(name, sizeof(name), f))
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		if (strcmp(name, PORT_NAME) != 0)
+			continue;
+		snprintf(path, size, "/dev/%s", de->d_name);
+		if (access(path, F_OK) == 0)
+			return 0;
+		/* No device node: make one from the sysfs dev numbers. */
+		snprintf(file, sizeof(file), "/sys/class/virtio-ports/%s/dev",
+			 de->d_name);
+		g = fopen(file, "re");
+		if (!g || !fgets(dev, sizeof(dev), g) ||
+		    sscanf(dev, "%u:%u", &maj, &min) != 2)
+			return -ENODEV;
+		if (mknod(path, S_IFCHR | 0600, makedev(maj, min)) < 0)
+			return -errno;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int channel_open_port(void)
+{
+	char path[512];
+	int fd, r;
+
+	if (agent.port) {
+		snprintf(path, sizeof(path), "%s", agent.port);
+	} else {
+		r = port_find(path, sizeof(path));
+		if (r < 0)
+			return r;
+	}
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	log_debug("opened %s", path);
+	return fd;
+}
+
+static void channel_try_open(void)
+{
+	int fd;
+
+	if (agent.chan_fd >= 0 || agent.listen_fd >= 0 ||
+	    now_ms() < agent.retry_at)
+		return;
+	fd = channel_open_port();
+	if (fd < 0) {
+		agent.retry_at = now_ms() + RETRY_MS;
+		return;
+	}
+	agent.chan_fd = fd;
+}
+
+static void channel_accept(void)
+{
+	int fd = accept4(agent.listen_fd, NULL, NULL,
+			 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (agent.chan_fd >= 0) {
+		/* One host at a time, like a virtio port. */
+		close(fd);
+		return;
+	}
+	agent.chan_fd = fd;
+	log_info("host connected");
+}
+
+/* ---- messages from the host ---- */
+
+static void handle_hello(const struct proto_frame *f)
+{
+	struct proto_hello h, me = {.min_version = PROTO_VERSION_MIN};
+
+	if (proto_decode_hello(f->payload, f->length, &h) < 0) {
+		send_error(0, EBADMSG, "malformed HELLO");
+		return;
+	}
+	if (h.min_version > PROTO_VERSION_MAX ||
+	    h.max_version < PROTO_VERSION_MIN) {
+		send_error(0, EPROTO,
+			   "no common protocol version (host %u-%u, agent "
+			   "%u-%u): update slurm-vm-agent in the image",
+			   h.min_version, h.max_version, PROTO_VERSION_MIN,
+			   PROTO_VERSION_MAX);
+		return;
+	}
+	/* A new conversation: the old one's sessions are gone. */
+	sessions_orphan_all();
+	me.min_version = me.max_version = PROTO_VERSION_MAX;
+	me.nonce = h.nonce;
+	memcpy(me.identity, agent.identity, sizeof(me.identity));
+	proto_put_hello(&agent.out, &me);
+	proto_put_ready(&agent.out);
+	agent.greeted = true;
+	log_info("host said hello; ready");
+}
+
+static int exec_check_identity(const struct proto_exec *m)
+{
+	bool root = m->uid == 0 || m->gid == 0;
+
+	for (uint32_t i = 0; i < m->ngroups; i++)
+		root = root || m->groups[i] == 0;
+	if (root && !(m->flags & PROTO_EXEC_ALLOW_ROOT))
+		return -EPERM;
+	return 0;
+}
+
+static void handle_exec(const struct proto_frame *f)
+{
+	uint32_t id = f->hdr.session;
+	struct proto_exec m;
+	struct spawned sp;
+	struct session *s;
+	int r;
+
+	if (session_find(id)) {
+		send_error(id, EEXIST, "session %u already exists", id);
+		return;
+	}
+	if (agent.nsessions >= MAX_SESSIONS) {
+		send_error(id, EAGAIN, "too many tasks in this guest (%u)",
+			   MAX_SESSIONS);
+		return;
+	}
+	r = proto_decode_exec(f->payload, f->length, &m);
+	if (r < 0) {
+		send_error(id, EBADMSG, "malformed EXEC: %s", strerror(-r));
+		return;
+	}
+	if (exec_check_identity(&m) < 0) {
+		send_error(id, EPERM,
+			   "refusing to run as root (uid %u gid %u): root "
+			   "in the guest is not allowed for this job",
+			   m.uid, m.gid);
+		proto_exec_free(&m);
+		return;
+	}
+	r = spawn_task(&m, &sp);
+	if (r < 0) {
+		send_error(id, -r, "cannot start %s: %s", m.argv[0],
+			   strerror(-r));
+		proto_exec_free(&m);
+		return;
+	}
+	log_debug("session %u: started %s as pid %d (uid %u)", id, m.argv[0],
+		  (int)sp.pid, m.uid);
+	proto_exec_free(&m);
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		kill(-sp.pid, SIGKILL);
+		return;
+	}
+	s->id = id;
+	s->pid = sp.pid;
+	s->fd[PROTO_STDIN] = sp.in;
+	s->fd[PROTO_STDOUT] = sp.out;
+	s->fd[PROTO_STDERR] = sp.err;
+	s->fd[PROTO_PMI] = sp.pmi;
+	s->report = sp.report;
+	s->pty = sp.err < 0;
+	for (int i = 0; i < PROTO_STREAMS; i++) {
+		s->credit[i] = s->window[i] = PROTO_WINDOW;
+		if (s->fd[i] >= 0)
+			fd_set_nonblock(s->fd[i], true);
+	}
+	fd_set_nonblock(s->report, true);
+	s->out_done[PROTO_STDIN] = true;
+	if (s->fd[PROTO_STDERR] < 0) {
+		s->out_done[PROTO_STDERR] = true;
+		proto_put_eof(&agent.out, id, PROTO_STDERR);
+	}
+	if (s->fd[PROTO_PMI] < 0)
+		s->out_done[PROTO_PMI] = true;
+	s->next = agent.sessions;
+	agent.sessions = s;
+	agent.nsessions++;
+}
+
+/* Bytes for the task's stdin or PMI socket. */
+static void handle_data(struct session *s, const struct proto_frame *f)
+{
+	const uint8_t *data;
+	size_t len;
+	uint8_t st;
+
+	if (proto_decode_data(f->payload, f->length, &st, &data, &len) < 0 ||
+	    (st != PROTO_STDIN && st != PROTO_PMI)) {
+		send_error(s->id, 0, "malformed DATA from the host ignored");
+		return;
+	}
+	if (len > s->window[st] || s->host_eof[st]) {
+		send_error(s->id, 0, "host sent %zu bytes beyond its credit",
+			   len);
+		return;
+	}
+	s->window[st] -= (uint32_t)len;
+	if (s->fd[st] < 0) {
+		/* Nobody reads any more: drop, but keep the host going. */
+		proto_put_credit(&agent.out, s->id, st, (uint32_t)len);
+		s->window[st] += (uint32_t)len;
+		return;
+	}
+	proto_buf_append(&s->to_task[st], data, len);
+}
+
+static void handle_session_frame(const struct proto_frame *f)
+{
+	struct session *s = session_find(f->hdr.session);
+	uint32_t v;
+	uint8_t st;
+
+	if (!s) {
+		log_debug("%s for unknown session %u dropped",
+			  proto_kind_name(f->hdr.kind), f->hdr.session);
+		return;
+	}
+	switch (f->hdr.kind) {
+	case PROTO_DATA:
+		handle_data(s, f);
+		break;
+	case PROTO_EOF:
+		if (proto_decode_eof(f->payload, f->length, &st) == 0 &&
+		    (st == PROTO_STDIN || st == PROTO_PMI))
+			s->host_eof[st] = true;
+		break;
+	case PROTO_CREDIT:
+		if (proto_decode_credit(f->payload, f->length, &st, &v) < 0 ||
+		    proto_credit_add(&s->credit[st], v) < 0)
+			send_error(s->id, 0, "bad CREDIT from the host");
+		break;
+	case PROTO_SIGNAL:
+		if (proto_decode_signal(f->payload, f->length, &v) == 0 &&
+		    s->pid > 0 && !s->exited)
+			kill(-s->pid, (int)v);
+		break;
+	default:
+		log_debug("unexpected %s for session %u",
+			  proto_kind_name(f->hdr.kind), s->id);
+	}
+}
+
+static void handle_shutdown(const struct proto_frame *f)
+{
+	uint32_t flags;
+
+	if (proto_decode_shutdown(f->payload, f->length, &flags) < 0)
+		return;
+	log_info("host asked for shutdown%s",
+		 flags & PROTO_SHUTDOWN_POWEROFF ? " and power-off" : "");
+	sessions_orphan_all();
+	if ((flags & PROTO_SHUTDOWN_POWEROFF) && agent.allow_poweroff) {
+		sync();
+		reboot(RB_POWER_OFF);
+	}
+}
+
+static void handle_frame(const struct proto_frame *f)
+{
+	uint64_t cookie;
+
+	if (f->hdr.kind == PROTO_HELLO) {
+		handle_hello(f);
+		return;
+	}
+	if (!agent.greeted)
+		return;
+	switch (f->hdr.kind) {
+	case PROTO_EXEC:
+		handle_exec(f);
+		break;
+	case PROTO_PING:
+		if (proto_decode_ping(f->payload, f->length, &cookie) == 0)
+			proto_put_ping(&agent.out, PROTO_PONG, f->hdr.session,
+				       cookie);
+		break;
+	case PROTO_SHUTDOWN:
+		handle_shutdown(f);
+		break;
+	case PROTO_ERROR:
+	case PROTO_PONG:
+		break;
+	default:
+		handle_session_frame(f);
+	}
+}
+
+static void channel_read(void)
+{
+	struct proto_frame f;
+	ssize_t n = proto_reader_read(&agent.rd, agent.chan_fd);
+	int k;
+
+	if (n == 0) {
+		channel_close("end of file");
+		return;
+	}
+	if (n < 0 && n != -EAGAIN && n != -ENOBUFS) {
+		channel_close(strerror((int)-n));
+		return;
+	}
+	while ((k = proto_reader_next(&agent.rd, &f)) != 0) {
+		if (k < 0) {
+			send_error(0, 0, "framing error (%s), resyncing",
+				   strerror(-k));
+			continue;
+		}
+		handle_frame(&f);
+	}
+}
+
+/* ---- tasks ---- */
+
+static void session_pump_in(struct session *s, int st)
+{
+	struct proto_buf *b = &s->to_task[st];
+	ssize_t n = proto_buf_write(b, s->fd[st]);
+
+	if (n > 0) {
+		s->window[st] += (uint32_t)n;
+		proto_put_credit(&agent.out, s->id, (uint8_t)st, (uint32_t)n);
+	} else if (n < 0 && n != -EAGAIN) {
+		/* The task closed its end: drop what is pending. */
+		size_t left = proto_buf_pending(b);
+
+		proto_buf_consume(b, left);
+		if (left) {
+			s->window[st] += (uint32_t)left;
+			proto_put_credit(&agent.out, s->id, (uint8_t)st,
+					 (uint32_t)left);
+		}
+		if (st == PROTO_STDIN)
+			session_close_fd(s, st);
+	}
+}
+
+static void session_stream_eof(struct session *s, int st)
+{
+	s->out_done[st] = true;
+	proto_put_eof(&agent.out, s->id, (uint8_t)st);
+	if (st != PROTO_PMI)
+		session_close_fd(s, st);
+}
+
+static void session_pump_out(struct session *s, int st)
+{
+	uint8_t buf[PROTO_MAX_DATA];
+	size_t want = s->credit[st] < sizeof(buf) ? s->credit[st] : sizeof(buf);
+	ssize_t n = read(s->fd[st], buf, want);
+
+	if (n > 0) {
+		s->credit[st] -= (uint32_t)n;
+		proto_put_data(&agent.out, s->id, (uint8_t)st, buf, (size_t)n);
+	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		/* EIO is how a pty says its last writer went away. */
+		session_stream_eof(s, st);
+	}
+}
+
+static void session_read_report(struct session *s)
+{
+	struct spawn_report rep;
+	ssize_t n = read(s->report, &rep, sizeof(rep));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == (ssize_t)sizeof(rep)) {
+		if (rep.stage == SPAWN_CHDIR)
+			send_error(s->id, 0,
+				   "cannot change to the working directory "
+				   "(%s): running in /tmp",
+				   strerror(rep.err));
+		else
+			send_error(s->id, 0, "cannot %s: %s",
+				   rep.stage == SPAWN_EXEC ? "execute the task"
+				   : rep.stage == SPAWN_IDENTITY
+					   ? "take the job's identity"
+					   : "set up the task",
+				   strerror(rep.err));
+		return;
+	}
+	close(s->report);
+	s->report = -1;
+}
+
+/* Exit status goes out after the output: the task's last words first. */
+static void session_maybe_finish(struct session *s)
+{
+	struct proto_exit ex = {0};
+	bool drained = true;
+
+	if (!s->exited || s->exit_sent || s->orphan || s->report >= 0)
+		return;
+	for (int st = PROTO_STDOUT; st < PROTO_STREAMS; st++) {
+		if (s->out_done[st])
+			continue;
+		if (s->credit[st] > 0 &&
+		    now_ms() > s->exited_at + DRAIN_AFTER_EXIT_MS)
+			session_stream_eof(s, st); /* held open by an escapee */
+		else
+			drained = false;
+	}
+	if (!drained)
+		return;
+	if (WIFSIGNALED(s->status)) {
+		ex.how = PROTO_SIGNALED;
+		ex.value = (uint32_t)WTERMSIG(s->status);
+		ex.core_dumped = WCOREDUMP(s->status);
+	} else {
+		ex.how = PROTO_EXITED;
+		ex.value = (uint32_t)WEXITSTATUS(s->status);
+	}
+	proto_put_exit(&agent.out, s->id, &ex);
+	s->exit_sent = true;
+	log_debug("session %u: finished (status 0x%x)", s->id, s->status);
+	session_free(s);
+}
+
+static struct session *session_by_pid(pid_t pid)
+{
+	for (struct session *s = agent.sessions; s; s = s->next)
+		if (s->pid == pid)
+			return s;
+	return NULL;
+}
+
+static void reap_children(void)
+{
+	struct signalfd_siginfo si;
+	int status;
+	pid_t pid;
+
+	while (read(agent.sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			agent.quit = true;
+	}
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct session *s = session_by_pid(pid);
+
+		if (!s)
+			continue;
+		/* What the task left behind in its group goes too. */
+		kill(-pid, SIGKILL);
+		s->pid = 0;
+		s->exited = true;
+		s->status = status;
+		s->exited_at = now_ms();
+		if (s->orphan)
+			session_free(s);
+	}
+}
+
+/* ---- event loop ---- */
+
+enum ref_kind { REF_CHANNEL, REF_LISTEN, REF_SIGNAL, REF_REPORT, REF_STREAM };
+
+struct pollref {
+	enum ref_kind kind;
+	struct session *s;
+	int stream;
+};
+
+struct pollset {
+	struct pollfd *fds;
+	struct pollref *refs;
+	size_t n, cap;
+};
+
+static int pollset_add(struct pollset *ps, int fd, short events,
+		       enum ref_kind kind, struct session *s, int stream)
+{
+	if (ps->n == ps->cap) {
+		size_t cap = ps->cap ? ps->cap * 2 : 64;
+		struct pollfd *f = realloc(ps->fds, cap * sizeof(*f));
+		struct pollref *r;
+
+		if (!f)
+			return -ENOMEM;
+		ps->fds = f;
+		r = realloc(ps->refs, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		ps->refs = r;
+		ps->cap = cap;
+	}
+	ps->fds[ps->n] = (struct pollfd){.fd = fd, .events = events};
+	ps->refs[ps->n] = (struct pollref){kind, s, stream};
+	ps->n++;
+	return 0;
+}
+
+static void pollset_sessions(struct pollset *ps)
+{
+	bool room = proto_buf_pending(&agent.out) < CHANNEL_HIGH_WATER;
+
+	for (struct session *s = agent.sessions; s; s = s->next) {
+		if (s->orphan)
+			continue;
+		if (s->report >= 0)
+			pollset_add(ps, s->report, POLLIN, REF_REPORT, s, 0);
+		for (int st = 0; st < PROTO_STREAMS; st++) {
+			short ev = 0;
+
+			if (s->fd[st] < 0)
+				continue;
+			if (proto_buf_pending(&s->to_task[st]) &&
+			    (st == PROTO_STDIN || st == PROTO_PMI))
+				ev |= POLLOUT;
+			if (st != PROTO_STDIN && !s->out_done[st] &&
+			    s->credit[st] > 0 && room)
+				ev |= POLLIN;
+			if (ev)
+				pollset_add(ps, s->fd[st], ev, REF_STREAM, s,
+					    st);
+		}
+	}
+}
+
+/* Work that needs no poll event: EOF towards tasks, finished sessions. */
+static void sessions_housekeeping(void)
+{
+	struct session *s = agent.sessions, *next;
+
+	for (; s; s = next) {
+		next = s->next;
+		if (s->orphan)
+			continue;
+		if (s->host_eof[PROTO_STDIN] && s->fd[PROTO_STDIN] >= 0 &&
+		    !proto_buf_pending(&s->to_task[PROTO_STDIN]) && !s->pty)
+			session_close_fd(s, PROTO_STDIN);
+		if (s->host_eof[PROTO_PMI] && s->fd[PROTO_PMI] >= 0 &&
+		    !proto_buf_pending(&s->to_task[PROTO_PMI]))
+			shutdown(s->fd[PROTO_PMI], SHUT_WR);
+		session_maybe_finish(s);
+	}
+}
+
+static void dispatch(struct pollset *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		struct pollref *ref = &ps->refs[i];
+		short re = ps->fds[i].revents;
+
+		if (!re)
+			continue;
+		switch (ref->kind) {
+		case REF_SIGNAL:
+			reap_children();
+			break;
+		case REF_LISTEN:
+			channel_accept();
+			break;
+		case REF_CHANNEL:
+			if (re & POLLOUT)
+				proto_buf_write(&agent.out, agent.chan_fd);
+			if (re & (POLLIN | POLLHUP | POLLERR))
+				channel_read();
+			break;
+		case REF_REPORT:
+			if (!ref->s->orphan && ref->s->report >= 0)
+				session_read_report(ref->s);
+			break;
+		case REF_STREAM:
+			if (ref->s->orphan || ref->s->fd[ref->stream] < 0)
+				break;
+			if (re & POLLOUT)
+				session_pump_in(ref->s, ref->stream);
+			if ((re & (POLLIN | POLLHUP | POLLERR)) &&
+			    ref->stream != PROTO_STDIN &&
+			    !ref->s->out_done[ref->stream] &&
+			    ref->s->fd[ref->stream] >= 0)
+				session_pump_out(ref->s, ref->stream);
+			break;
+		}
+	}
+}
+
+static int run(void)
+{
+	struct pollset ps = {0};
+
+	while (!agent.quit) {
+		int timeout = -1;
+
+		channel_try_open();
+		sessions_housekeeping();
+		ps.n = 0;
+		pollset_add(&ps, agent.sig_fd, POLLIN, REF_SIGNAL, NULL, 0);
+		if (agent.listen_fd >= 0)
+			pollset_add(&ps, agent.listen_fd, POLLIN, REF_LISTEN,
+				    NULL, 0);
+		if (agent.chan_fd >= 0)
+			pollset_add(&ps, agent.chan_fd,
+				    POLLIN | (proto_buf_pending(&agent.out)
+						      ? POLLOUT
+						      : 0),
+				    REF_CHANNEL, NULL, 0);
+		else if (agent.listen_fd < 0)
+			timeout = RETRY_MS;
+		if (agent.chan_fd >= 0)
+			pollset_sessions(&ps);
+		for (struct session *s = agent.sessions; s; s = s->next)
+			if (s->exited && !s->orphan)
+				timeout = 500;
+		if (poll(ps.fds, ps.n, timeout) < 0 && errno != EINTR) {
+			free(ps.fds);
+			free(ps.refs);
+			return log_errno(errno, "poll");
+		}
+		dispatch(&ps);
+	}
+	free(ps.fds);
+	free(ps.refs);
+	sessions_orphan_all();
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: slurm-vm-agent [OPTIONS]\n"
+		"Runs slurm-vm tasks in this guest for the host.\n\n"
+		"  --port PATH      use this character device (default: the\n"
+		"                   virtio port " PORT_NAME
+		", found in sysfs)\n"
+		"  --listen PATH    listen on a unix socket instead (tests)\n"
+		"  --identity NAME  name to tell the host (default: hostname)\n"
+		"  --allow-poweroff power off on SHUTDOWN with power-off\n"
+		"  --log-file PATH  also log to PATH\n"
+		"  --debug          log debug messages\n"
+		"  --help\n");
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"port", required_argument, NULL, 'p'},
+		{"listen", required_argument, NULL, 'l'},
+		{"identity", required_argument, NULL, 'i'},
+		{"allow-poweroff", no_argument, NULL, 'P'},
+		{"log-file", required_argument, NULL, 'L'},
+		{"debug", no_argument, NULL, 'd'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct utsname u;
+	int c, r;
+
+	if (uname(&u) == 0)
+		snprintf(agent.identity, sizeof(agent.identity), "%s",
+			 u.nodename);
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			agent.port = optarg;
+			break;
+		case 'l':
+			agent.listen_path = optarg;
+			break;
+		case 'i':
+			snprintf(agent.identity, sizeof(agent.identity), "%s",
+				 optarg);
+			break;
+		case 'P':
+			agent.allow_poweroff = true;
+			break;
+		case 'L':
+			r = log_open_file(optarg);
+			if (r < 0)
+				return log_errno(r, "cannot open %s", optarg);
+			break;
+		case 'd':
+			log_set_level(LOG_LEVEL_DEBUG);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc || (agent.port && agent.listen_path)) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	for (char *p = agent.identity; *p; p++)
+		if (*p < 0x21 || *p > 0x7e)
+			*p = '_';
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const int sigs[] = {SIGCHLD, SIGTERM, SIGINT};
+	int r;
+
+	log_open("slurm-vm-agent");
+	if (parse_args(argc, argv) < 0)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	agent.sig_fd = signalfd_open(sigs, ARRAY_SIZE(sigs));
+	if (agent.sig_fd < 0)
+		return log_errno(agent.sig_fd, "signalfd") < 0 ? 1 : 1;
+	r = proto_reader_init(&agent.rd);
+	if (r < 0)
+		return 1;
+	agent.rd.resync = true;
+	if (agent.listen_path) {
+		agent.listen_fd = unix_listen(agent.listen_path, 0600);
+		if (agent.listen_fd < 0) {
+			log_errno(agent.listen_fd, "cannot listen on %s",
+				  agent.listen_path);
+			return 1;
+		}
+	}
+	log_info("started (identity %s)", agent.identity);
+	r = run();
+	proto_reader_free(&agent.rd);
+	proto_buf_free(&agent.out);
+	return r < 0 ? 1 : 0;
+}

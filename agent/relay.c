@@ -1,0 +1,1067 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * slurm-vm-relay: one per guest, root, on the host. Connects to qemu's unix
+ * socket for the virtio-serial port, says HELLO to the agent, and accepts
+ * task connections (slurm-vm-exec) on a socket in a per-job directory owned
+ * by the job user. Task connections speak the same protocol; the relay maps
+ * their session ids onto the channel's, checks every EXEC against the
+ * peer's credentials, and fails every session with a clear message when the
+ * guest dies. The guest is untrusted: everything it sends is validated and
+ * what it may make the relay buffer is bounded.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "proto.h"
+#include "strutil.h"
+#include "util.h"
+
+#define MAX_CLIENTS	    256
+#define MAX_CLIENT_SESSIONS 16
+#define MAX_GROUPS	    PROTO_MAX_GROUPS
+#define CHANNEL_HIGH_WATER  (4u * 1024 * 1024)
+/* A well-behaved agent never has more than a window per stream in flight
+ * towards one session; what goes beyond is the guest ignoring credits. */
+#define CLIENT_OUT_LIMIT (PROTO_STREAMS * PROTO_WINDOW + 256u * 1024)
+#define RETRY_MS	 1000
+
+struct client {
+	struct client *next;
+	int fd;
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[MAX_GROUPS];
+	int ngroups;
+	struct proto_reader rd;
+	struct proto_buf out;
+	bool said_hello, answered, closing;
+	uint64_t nonce;
+	unsigned nsessions;
+};
+
+struct rsession {
+	struct rsession *next;
+	uint32_t id, local;
+	struct client *c; /* NULL once its client went away */
+};
+
+enum chan_state { CHAN_DOWN, CHAN_HELLO_SENT, CHAN_READY };
+
+static struct {
+	const char *channel_path, *socket_path, *pidfile, *log_file;
+	const char *expect_identity;
+	uid_t uid;
+	gid_t gid;
+	bool have_uid, have_gid, allow_root, daemon;
+	int listen_fd, dir_fd, sig_fd, chan_fd;
+	char sock_name[256];
+	enum chan_state state;
+	bool was_ready, hello_ok;
+	char dead_reason[256];
+	char identity[PROTO_MAX_IDENTITY + 1];
+	uint64_t nonce, retry_at;
+	struct proto_reader rd;
+	struct proto_buf out;
+	struct client *clients;
+	unsigned nclients;
+	struct rsession *sessions;
+	uint32_t next_id;
+	bool quit;
+} relay = {.listen_fd = -1,
+	   .dir_fd = -1,
+	   .sig_fd = -1,
+	   .chan_fd = -1,
+	   .next_id = 1};
+
+/* ---- sessions and clients ---- */
+
+static struct rsession *session_by_id(uint32_t id)
+{
+	for (struct rsession *s = relay.sessions; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static struct rsession *session_by_local(struct client *c, uint32_t local)
+{
+	for (struct rsession *s = relay.sessions; s; s = s->next)
+		if (s->c == c && s->local == local)
+			return s;
+	return NULL;
+}
+
+static void session_free(struct rsession *s)
+{
+	struct rsession **pp;
+
+	for (pp = &relay.sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	if (s->c)
+		s->c->nsessions--;
+	free(s);
+}
+
+static void client_error(struct client *c, uint32_t session, int code,
+			 const char *fmt, ...) _printf_(4, 5);
+static void client_error(struct client *c, uint32_t session, int code,
+			 const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	proto_put_error(&c->out, session, (uint32_t)code, text);
+}
+
+/* Flush what is queued, then hang up. */
+static void client_close_later(struct client *c)
+{
+	c->closing = true;
+}
+
+static void client_free(struct client *c)
+{
+	struct client **pp;
+
+	for (struct rsession *s = relay.sessions, *next; s; s = next) {
+		next = s->next;
+		if (s->c != c)
+			continue;
+		/* Its task is gone on the host: end it in the guest. */
+		if (relay.state == CHAN_READY) {
+			proto_put_signal(&relay.out, s->id, SIGKILL);
+			s->c->nsessions--;
+			s->c = NULL;
+		} else {
+			session_free(s);
+		}
+	}
+	for (pp = &relay.clients; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	close(c->fd);
+	proto_reader_free(&c->rd);
+	proto_buf_free(&c->out);
+	relay.nclients--;
+	free(c);
+}
+
+static void client_hello(struct client *c)
+{
+	struct proto_hello h = {.min_version = PROTO_VERSION_MAX,
+				.max_version = PROTO_VERSION_MAX};
+
+	h.nonce = c->nonce;
+	memcpy(h.identity, relay.identity, sizeof(h.identity));
+	proto_put_hello(&c->out, &h);
+	proto_put_ready(&c->out);
+	c->answered = true;
+}
+
+static void client_guest_dead(struct client *c)
+{
+	client_error(c, 0, EHOSTDOWN, "%s", relay.dead_reason);
+	client_close_later(c);
+}
+
+/* ---- channel ---- */
+
+static void channel_reset(const char *fmt, ...) _printf_(1, 2);
+static void channel_reset(const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (relay.chan_fd >= 0)
+		close(relay.chan_fd);
+	relay.chan_fd = -1;
+	proto_buf_consume(&relay.out, proto_buf_pending(&relay.out));
+	proto_reader_reset(&relay.rd, true);
+	relay.retry_at = now_ms() + RETRY_MS;
+	if (relay.state == CHAN_DOWN)
+		return;
+	if (relay.was_ready) {
+		snprintf(relay.dead_reason, sizeof(relay.dead_reason),
+			 "the guest died: its agent channel %s (the job's VM "
+			 "crashed, was shut down or its agent failed)",
+			 why);
+		log_error("%s", relay.dead_reason);
+	} else {
+		log_warn("guest agent channel %s before the agent was ready",
+			 why);
+	}
+	relay.state = CHAN_DOWN;
+	for (struct rsession *s = relay.sessions, *next; s; s = next) {
+		next = s->next;
+		if (s->c)
+			client_error(s->c, s->local, EHOSTDOWN, "%s",
+				     relay.dead_reason);
+		session_free(s);
+	}
+	if (relay.was_ready)
+		for (struct client *c = relay.clients; c; c = c->next)
+			client_guest_dead(c);
+}
+
+static void channel_try_connect(void)
+{
+	struct proto_hello h = {.min_version = PROTO_VERSION_MIN,
+				.max_version = PROTO_VERSION_MAX};
+	int fd;
+
+	if (relay.chan_fd >= 0 || now_ms() < relay.retry_at)
+		return;
+	fd = unix_connect(relay.channel_path);
+	if (fd < 0) {
+		relay.retry_at = now_ms() + RETRY_MS;
+		return;
+	}
+	relay.chan_fd = fd;
+	relay.state = CHAN_HELLO_SENT;
+	relay.hello_ok = false;
+	relay.nonce = random_u64();
+	h.nonce = relay.nonce;
+	proto_reader_reset(&relay.rd, true);
+	proto_put_hello(&relay.out, &h);
+	log_info("connected to the guest channel %s", relay.channel_path);
+}
+
+static void guest_hello(const struct proto_frame *f)
+{
+	struct proto_hello h;
+
+	if (proto_decode_hello(f->payload, f->length, &h) < 0 ||
+	    h.nonce != relay.nonce) {
+		log_warn("ignoring a stale or malformed HELLO from the guest");
+		return;
+	}
+	if (h.max_version != PROTO_VERSION_MAX) {
+		channel_reset("speaks protocol version %u, not %u",
+			      h.max_version, PROTO_VERSION_MAX);
+		return;
+	}
+	if (relay.expect_identity &&
+	    strcmp(h.identity, relay.expect_identity) != 0) {
+		channel_reset("belongs to '%s', not '%s'", h.identity,
+			      relay.expect_identity);
+		return;
+	}
+	memcpy(relay.identity, h.identity, sizeof(relay.identity));
+	relay.hello_ok = true;
+}
+
+static void guest_ready(void)
+{
+	relay.state = CHAN_READY;
+	relay.was_ready = true;
+	relay.dead_reason[0] = '\0';
+	log_info("guest agent '%s' is ready", relay.identity);
+	for (struct client *c = relay.clients; c; c = c->next)
+		if (c->said_hello && !c->answered)
+			client_hello(c);
+}
+
+/* Is the payload well formed for a frame of this kind from the guest? */
+static bool guest_frame_valid(const struct proto_frame *f)
+{
+	struct proto_exit ex;
+	struct proto_error *er;
+	const uint8_t *d;
+	size_t n;
+	uint8_t st;
+	uint32_t v;
+	uint64_t c;
+	bool ok;
+
+	switch (f->hdr.kind) {
+	case PROTO_DATA:
+		return proto_decode_data(f->payload, f->length, &st, &d, &n) ==
+			       0 &&
+		       st != PROTO_STDIN;
+	case PROTO_EOF:
+		return proto_decode_eof(f->payload, f->length, &st) == 0 &&
+		       st != PROTO_STDIN;
+	case PROTO_CREDIT:
+		return proto_decode_credit(f->payload, f->length, &st, &v) ==
+			       0 &&
+		       (st == PROTO_STDIN || st == PROTO_PMI);
+	case PROTO_EXIT:
+		return proto_decode_exit(f->payload, f->length, &ex) == 0;
+	case PROTO_ERROR:
+		er = malloc(sizeof(*er));
+		ok = er && proto_decode_error(f->payload, f->length, er) == 0;
+		free(er);
+		return ok;
+	case PROTO_PONG:
+		return proto_decode_ping(f->payload, f->length, &c) == 0;
+	default:
+		return false;
+	}
+}
+
+static void guest_session_frame(const struct proto_frame *f)
+{
+	struct rsession *s = session_by_id(f->hdr.session);
+	struct client *c;
+	struct proto_error *er = NULL;
+	bool fatal = false;
+
+	if (!guest_frame_valid(f)) {
+		log_warn("dropping a malformed or unexpected %s from the "
+			 "guest (session %u)",
+			 proto_kind_name(f->hdr.kind), f->hdr.session);
+		return;
+	}
+	if (!s) {
+		log_debug("%s for unknown session %u dropped",
+			  proto_kind_name(f->hdr.kind), f->hdr.session);
+		return;
+	}
+	if (f->hdr.kind == PROTO_ERROR) {
+		er = malloc(sizeof(*er));
+		fatal = !er ||
+			(proto_decode_error(f->payload, f->length, er) == 0 &&
+			 er->code != 0);
+		free(er);
+	}
+	c = s->c;
+	if (c && proto_buf_pending(&c->out) > CLIENT_OUT_LIMIT) {
+		log_error("the guest ignored flow control on session %u: "
+			  "killing it",
+			  s->id);
+		client_error(c, s->local, EPROTO,
+			     "the guest agent ignored flow control; the task "
+			     "was killed");
+		client_close_later(c);
+		proto_put_signal(&relay.out, s->id, SIGKILL);
+		c->nsessions--;
+		s->c = NULL;
+		return;
+	}
+	if (c)
+		proto_put_frame(&c->out, f->hdr.kind, 0, s->local, f->payload,
+				f->length);
+	if (f->hdr.kind == PROTO_EXIT || fatal)
+		session_free(s);
+}
+
+static void guest_frame(const struct proto_frame *f)
+{
+	struct proto_error *er;
+	uint64_t cookie;
+
+	if (f->hdr.kind == PROTO_HELLO) {
+		if (relay.state == CHAN_HELLO_SENT)
+			guest_hello(f);
+		return;
+	}
+	if (relay.state == CHAN_HELLO_SENT) {
+		if (f->hdr.kind == PROTO_READY && relay.hello_ok)
+			guest_ready();
+		return;
+	}
+	if (relay.state != CHAN_READY)
+		return;
+	if (f->hdr.session != 0) {
+		guest_session_frame(f);
+		return;
+	}
+	switch (f->hdr.kind) {
+	case PROTO_ERROR:
+		er = malloc(sizeof(*er));
+		if (er && proto_decode_error(f->payload, f->length, er) == 0)
+			log_warn("guest agent: %s", er->text);
+		free(er);
+		break;
+	case PROTO_PING:
+		if (proto_decode_ping(f->payload, f->length, &cookie) == 0)
+			proto_put_ping(&relay.out, PROTO_PONG, 0, cookie);
+		break;
+	default:
+		break;
+	}
+}
+
+static void channel_read(void)
+{
+	struct proto_frame f;
+	ssize_t n = proto_reader_read(&relay.rd, relay.chan_fd);
+	int k;
+
+	if (n == 0) {
+		channel_reset("closed");
+		return;
+	}
+	if (n < 0 && n != -EAGAIN && n != -ENOBUFS) {
+		channel_reset("failed: %s", strerror((int)-n));
+		return;
+	}
+	while (relay.chan_fd >= 0 && (k = proto_reader_next(&relay.rd, &f))) {
+		if (k < 0) {
+			/* Garbage: start over with a clean conversation. */
+			log_error("malformed data from the guest (%s)",
+				  strerror(-k));
+			channel_reset("sent malformed data");
+			return;
+		}
+		guest_frame(&f);
+	}
+}
+
+/* ---- task connections ---- */
+
+static bool client_has_gid(const struct client *c, uint32_t gid)
+{
+	if (gid == c->gid)
+		return true;
+	for (int i = 0; i < c->ngroups; i++)
+		if (c->groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* The task runs as the job user (or root, where vm.conf allows it), with
+ * groups the connecting process really has. */
+static int exec_check(struct client *c, struct proto_exec *m)
+{
+	bool root_ok = relay.allow_root;
+
+	if (m->uid == 0 && root_ok)
+		goto groups_done;
+	if (m->uid != relay.uid)
+		return -EPERM;
+	if (c->uid != 0) {
+		if (!client_has_gid(c, m->gid))
+			return -EPERM;
+		for (uint32_t i = 0; i < m->ngroups; i++)
+			if (!client_has_gid(c, m->groups[i]))
+				return -EPERM;
+	}
+groups_done:
+	m->flags &= ~(uint32_t)PROTO_EXEC_ALLOW_ROOT;
+	if (root_ok)
+		m->flags |= PROTO_EXEC_ALLOW_ROOT;
+	return 0;
+}
+
+static uint32_t session_new_id(void)
+{
+	for (;;) {
+		uint32_t id = relay.next_id++;
+
+		if (relay.next_id == 0)
+			relay.next_id = 1;
+		if (id != 0 && !session_by_id(id))
+			return id;
+	}
+}
+
+static int client_exec(struct client *c, const struct proto_frame *f)
+{
+	struct rsession *s;
+	struct proto_exec m;
+	int r;
+
+	if (session_by_local(c, f->hdr.session) ||
+	    c->nsessions >= MAX_CLIENT_SESSIONS)
+		return -EBADMSG;
+	r = proto_decode_exec(f->payload, f->length, &m);
+	if (r < 0)
+		return r;
+	if (exec_check(c, &m) < 0) {
+		client_error(c, f->hdr.session, EPERM,
+			     "permission denied: a task of this job runs as "
+			     "uid %u with the caller's groups",
+			     (unsigned)relay.uid);
+		proto_exec_free(&m);
+		return 0;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		proto_exec_free(&m);
+		return -ENOMEM;
+	}
+	s->id = session_new_id();
+	s->local = f->hdr.session;
+	s->c = c;
+	r = proto_put_exec(&relay.out, s->id, &m);
+	proto_exec_free(&m);
+	if (r < 0) {
+		free(s);
+		return r;
+	}
+	s->next = relay.sessions;
+	relay.sessions = s;
+	c->nsessions++;
+	return 0;
+}
+
+static bool client_frame_valid(const struct proto_frame *f)
+{
+	const uint8_t *d;
+	size_t n;
+	uint8_t st;
+	uint32_t v;
+
+	switch (f->hdr.kind) {
+	case PROTO_DATA:
+		return proto_decode_data(f->payload, f->length, &st, &d, &n) ==
+			       0 &&
+		       (st == PROTO_STDIN || st == PROTO_PMI);
+	case PROTO_EOF:
+		return proto_decode_eof(f->payload, f->length, &st) == 0 &&
+		       (st == PROTO_STDIN || st == PROTO_PMI);
+	case PROTO_CREDIT:
+		return proto_decode_credit(f->payload, f->length, &st, &v) ==
+			       0 &&
+		       st != PROTO_STDIN;
+	case PROTO_SIGNAL:
+		return proto_decode_signal(f->payload, f->length, &v) == 0;
+	default:
+		return false;
+	}
+}
+
+static int client_hello_in(struct client *c, const struct proto_frame *f)
+{
+	struct proto_hello h;
+
+	if (c->said_hello || proto_decode_hello(f->payload, f->length, &h) < 0)
+		return -EBADMSG;
+	if (h.min_version > PROTO_VERSION_MAX ||
+	    h.max_version < PROTO_VERSION_MIN)
+		return -EPROTO;
+	c->said_hello = true;
+	c->nonce = h.nonce;
+	if (relay.state == CHAN_READY)
+		client_hello(c);
+	else if (relay.was_ready)
+		client_guest_dead(c);
+	return 0;
+}
+
+static int client_frame(struct client *c, const struct proto_frame *f)
+{
+	struct rsession *s;
+	uint64_t cookie;
+
+	if (f->hdr.kind == PROTO_HELLO)
+		return client_hello_in(c, f);
+	if (!c->answered)
+		return -EBADMSG;
+	if (f->hdr.kind == PROTO_EXEC)
+		return client_exec(c, f);
+	if (f->hdr.kind == PROTO_PING) {
+		if (proto_decode_ping(f->payload, f->length, &cookie) < 0)
+			return -EBADMSG;
+		return proto_put_ping(&c->out, PROTO_PONG, f->hdr.session,
+				      cookie);
+	}
+	if (f->hdr.session == 0 || !client_frame_valid(f))
+		return -EBADMSG;
+	s = session_by_local(c, f->hdr.session);
+	if (!s)
+		return 0; /* it just ended */
+	return proto_put_frame(&relay.out, f->hdr.kind, 0, s->id, f->payload,
+			       f->length);
+}
+
+static void client_read(struct client *c)
+{
+	struct proto_frame f;
+	ssize_t n = proto_reader_read(&c->rd, c->fd);
+	int k;
+
+	if (n == 0 || (n < 0 && n != -EAGAIN && n != -ENOBUFS)) {
+		client_close_later(c);
+		proto_buf_consume(&c->out, proto_buf_pending(&c->out));
+		return;
+	}
+	while (!c->closing && (k = proto_reader_next(&c->rd, &f))) {
+		if (k > 0)
+			k = client_frame(c, &f);
+		if (k < 0) {
+			log_warn("task connection of uid %u: protocol error "
+				 "(%s): closing it",
+				 (unsigned)c->uid, strerror(-k));
+			client_error(c, 0, EPROTO, "protocol error: %s",
+				     strerror(-k));
+			client_close_later(c);
+		}
+	}
+}
+
+static int client_credentials(struct client *c)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	gid_t groups[MAX_GROUPS];
+	socklen_t glen = sizeof(groups);
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0)
+		c->ngroups = (int)(glen / sizeof(gid_t));
+	memcpy(c->groups, groups, (size_t)c->ngroups * sizeof(gid_t));
+	if (c->uid != relay.uid && c->uid != 0)
+		return -EACCES;
+	return 0;
+}
+
+static void client_accept(void)
+{
+	struct client *c;
+	int fd = accept4(relay.listen_fd, NULL, NULL,
+			 SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c || proto_reader_init(&c->rd) < 0) {
+		free(c);
+		close(fd);
+		return;
+	}
+	c->fd = fd;
+	c->next = relay.clients;
+	relay.clients = c;
+	relay.nclients++;
+	r = client_credentials(c);
+	if (r == -EACCES) {
+		log_warn("refused a task connection from uid %u: this relay "
+			 "serves uid %u",
+			 (unsigned)c->uid, (unsigned)relay.uid);
+		client_error(c, 0, EACCES,
+			     "permission denied: this VM belongs to uid %u",
+			     (unsigned)relay.uid);
+		client_close_later(c);
+	} else if (r < 0 || relay.nclients > MAX_CLIENTS) {
+		client_error(c, 0, EAGAIN, "too many task connections");
+		client_close_later(c);
+	}
+}
+
+/* ---- event loop ---- */
+
+struct pollset {
+	struct pollfd fds[MAX_CLIENTS + 8];
+	struct client *who[MAX_CLIENTS + 8];
+	size_t n;
+};
+
+static void pollset_add(struct pollset *ps, int fd, short ev, struct client *c)
+{
+	if (ps->n >= ARRAY_SIZE(ps->fds))
+		return;
+	ps->fds[ps->n] = (struct pollfd){.fd = fd, .events = ev};
+	ps->who[ps->n++] = c;
+}
+
+static void clients_reap(void)
+{
+	for (struct client *c = relay.clients, *next; c; c = next) {
+		next = c->next;
+		if (c->closing && !proto_buf_pending(&c->out))
+			client_free(c);
+	}
+}
+
+static void build_pollset(struct pollset *ps)
+{
+	bool room = proto_buf_pending(&relay.out) < CHANNEL_HIGH_WATER;
+
+	ps->n = 0;
+	pollset_add(ps, relay.sig_fd, POLLIN, NULL);
+	pollset_add(ps, relay.listen_fd,
+		    relay.nclients <= MAX_CLIENTS ? POLLIN : 0, NULL);
+	if (relay.chan_fd >= 0)
+		pollset_add(
+			ps, relay.chan_fd,
+			POLLIN | (proto_buf_pending(&relay.out) ? POLLOUT : 0),
+			NULL);
+	for (struct client *c = relay.clients; c; c = c->next) {
+		short ev = proto_buf_pending(&c->out) ? POLLOUT : 0;
+
+		if (!c->closing && room)
+			ev |= POLLIN;
+		pollset_add(ps, c->fd, ev, c);
+	}
+}
+
+static void handle_signals(void)
+{
+	struct signalfd_siginfo si;
+
+	while (read(relay.sig_fd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			relay.quit = true;
+}
+
+static void dispatch(struct pollset *ps)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		short re = ps->fds[i].revents;
+		struct client *c = ps->who[i];
+
+		if (!re)
+			continue;
+		if (c) {
+			if (re & POLLOUT &&
+			    proto_buf_write(&c->out, c->fd) == -EPIPE)
+				proto_buf_consume(&c->out,
+						  proto_buf_pending(&c->out));
+			if (re & (POLLIN | POLLHUP | POLLERR) && !c->closing)
+				client_read(c);
+			else if (re & (POLLHUP | POLLERR))
+				proto_buf_consume(&c->out,
+						  proto_buf_pending(&c->out));
+		} else if (ps->fds[i].fd == relay.sig_fd) {
+			handle_signals();
+		} else if (ps->fds[i].fd == relay.listen_fd) {
+			client_accept();
+		} else if (ps->fds[i].fd == relay.chan_fd) {
+			ssize_t w = 0;
+
+			if (re & POLLOUT)
+				w = proto_buf_write(&relay.out, relay.chan_fd);
+			if (w < 0 && w != -EAGAIN)
+				channel_reset("failed: %s", strerror((int)-w));
+			else if (re & (POLLIN | POLLHUP | POLLERR))
+				channel_read();
+		}
+	}
+}
+
+static int run(void)
+{
+	static struct pollset ps;
+
+	while (!relay.quit) {
+		channel_try_connect();
+		clients_reap();
+		build_pollset(&ps);
+		if (poll(ps.fds, ps.n, relay.chan_fd < 0 ? RETRY_MS : -1) < 0 &&
+		    errno != EINTR)
+			return log_errno(errno, "poll");
+		dispatch(&ps);
+	}
+	return 0;
+}
+
+/* ---- setup ---- */
+
+/* The socket's directory belongs to the job user (mode 0700); its parent,
+ * the job's state directory, must be root's and not writable by others. */
+static int socket_setup(void)
+{
+	_cleanup_free_ char *dir = strdup(relay.socket_path);
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	struct stat st;
+	mode_t old;
+	int r;
+
+	if (!slash || slash == dir || !slash[1])
+		return log_errno(EINVAL, "--socket %s: need DIR/NAME",
+				 relay.socket_path);
+	*slash = '\0';
+	snprintf(relay.sock_name, sizeof(relay.sock_name), "%s", slash + 1);
+	char *parent_end = strrchr(dir, '/');
+
+	if (parent_end) {
+		*parent_end = '\0';
+		if (lstat(parent_end == dir ? "/" : dir, &st) < 0)
+			return log_errno(errno, "cannot stat %s", dir);
+		if (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+		    (st.st_mode & 0022))
+			return log_errno(EPERM,
+					 "%s must be a directory owned by root "
+					 "and writable only by root",
+					 dir);
+		*parent_end = '/';
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return log_errno(errno, "cannot create %s", dir);
+	relay.dir_fd =
+		open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (relay.dir_fd < 0)
+		return log_errno(errno, "cannot open %s", dir);
+	if (fstat(relay.dir_fd, &st) < 0 ||
+	    (st.st_uid != 0 && st.st_uid != relay.uid))
+		return log_errno(EPERM, "%s belongs to someone else", dir);
+	/* Root's until the socket is in place; then the job user's. */
+	if (fchown(relay.dir_fd, 0, 0) < 0 || fchmod(relay.dir_fd, 0700) < 0)
+		return log_errno(errno, "cannot secure %s", dir);
+	unlinkat(relay.dir_fd, relay.sock_name, 0);
+	old = umask(0);
+	r = unix_listen(relay.socket_path, 0666);
+	umask(old);
+	if (r < 0)
+		return log_errno(r, "cannot listen on %s", relay.socket_path);
+	relay.listen_fd = r;
+	if (fchown(relay.dir_fd, relay.uid, relay.gid) < 0)
+		return log_errno(errno, "cannot give %s to uid %u", dir,
+				 (unsigned)relay.uid);
+	return 0;
+}
+
+static int write_pidfile(void)
+{
+	char buf[32];
+	_cleanup_close_ int fd = -1;
+	int n;
+
+	if (!relay.pidfile)
+		return 0;
+	fd = open(relay.pidfile,
+		  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return log_errno(errno, "cannot write %s", relay.pidfile);
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	return write_all(fd, buf, (size_t)n);
+}
+
+static void close_inherited(int keep1, int keep2)
+{
+	int lo = keep1 < keep2 ? keep1 : keep2,
+	    hi = keep1 < keep2 ? keep2 : keep1;
+
+	if (syscall(SYS_close_range, 3, lo - 1, 0) < 0 ||
+	    syscall(SYS_close_range, lo + 1, hi - 1, 0) < 0 ||
+	    syscall(SYS_close_range, hi + 1, ~0u, 0) < 0)
+		for (int fd = 3; fd < 65536; fd++)
+			if (fd != keep1 && fd != keep2)
+				close(fd);
+}
+
+/* Double fork: own session, no controlling terminal, nothing inherited
+ * (slurmd waits for EOF on the prolog's output). The parent returns once
+ * the daemon has written its pidfile. */
+static int daemonize(void)
+{
+	int pipefd[2], null;
+	char ok = 0;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(pipefd[1]);
+		exit(read(pipefd[0], &ok, 1) == 1 && ok == 1 ? 0 : 1);
+	}
+	close(pipefd[0]);
+	if (setsid() < 0)
+		_exit(1);
+	pid = fork();
+	if (pid != 0)
+		_exit(pid < 0 ? 1 : 0);
+	if (chdir("/") < 0)
+		_exit(1);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+	    dup2(null, 2) < 0)
+		_exit(1);
+	close_inherited(relay.listen_fd, pipefd[1]);
+	relay.dir_fd = -1; /* closed above */
+	if (relay.log_file && log_open_file(relay.log_file) < 0)
+		_exit(1);
+	if (write_pidfile() < 0)
+		_exit(1);
+	ok = 1;
+	if (write(pipefd[1], &ok, 1) != 1)
+		_exit(1);
+	close(pipefd[1]);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: slurm-vm-relay --channel PATH --socket DIR/NAME --uid "
+		"UID [OPTIONS]\n"
+		"Relays the job's tasks to the guest agent of one VM.\n\n"
+		"  --channel PATH   qemu's unix socket of the agent port\n"
+		"  --socket PATH    task socket to create; DIR is made the "
+		"job\n"
+		"                   user's (0700), its parent must be root's\n"
+		"  --uid UID        the job user (peers must be UID or root)\n"
+		"  --gid GID        the job user's group (default: UID)\n"
+		"  --allow-root     tasks may run as root in the guest\n"
+		"  --identity NAME  refuse a guest that names itself "
+		"otherwise\n"
+		"  --daemon         detach (double fork, setsid, close fds)\n"
+		"  --pidfile PATH   write the daemon's pid there\n"
+		"  --log-file PATH  also log to PATH\n"
+		"  --debug          log debug messages\n");
+}
+
+static int parse_id(const char *s, unsigned *out)
+{
+	return str_to_uint(s, out) < 0 || *out == (unsigned)-1 ? -EINVAL : 0;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"channel", required_argument, NULL, 'c'},
+		{"socket", required_argument, NULL, 's'},
+		{"uid", required_argument, NULL, 'u'},
+		{"gid", required_argument, NULL, 'g'},
+		{"allow-root", no_argument, NULL, 'R'},
+		{"identity", required_argument, NULL, 'i'},
+		{"daemon", no_argument, NULL, 'D'},
+		{"pidfile", required_argument, NULL, 'p'},
+		{"log-file", required_argument, NULL, 'L'},
+		{"debug", no_argument, NULL, 'd'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	unsigned v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			relay.channel_path = optarg;
+			break;
+		case 's':
+			relay.socket_path = optarg;
+			break;
+		case 'u':
+		case 'g':
+			if (parse_id(optarg, &v) < 0)
+				return log_errno(EINVAL, "bad id '%s'", optarg);
+			if (c == 'u')
+				relay.uid = v, relay.have_uid = true;
+			else
+				relay.gid = v, relay.have_gid = true;
+			break;
+		case 'R':
+			relay.allow_root = true;
+			break;
+		case 'i':
+			relay.expect_identity = optarg;
+			break;
+		case 'D':
+			relay.daemon = true;
+			break;
+		case 'p':
+			relay.pidfile = optarg;
+			break;
+		case 'L':
+			relay.log_file = optarg;
+			break;
+		case 'd':
+			log_set_level(LOG_LEVEL_DEBUG);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc || !relay.channel_path || !relay.socket_path ||
+	    !relay.have_uid || relay.uid == 0) {
+		usage(stderr);
+		return log_errno(EINVAL, "need --channel, --socket and a "
+					 "non-root --uid");
+	}
+	if (!relay.have_gid)
+		relay.gid = relay.uid;
+	return 0;
+}
+
+static void cleanup(void)
+{
+	while (relay.clients)
+		client_free(relay.clients);
+	while (relay.sessions)
+		session_free(relay.sessions);
+	if (relay.dir_fd >= 0)
+		unlinkat(relay.dir_fd, relay.sock_name, 0);
+	else if (relay.socket_path)
+		unlink(relay.socket_path);
+	if (relay.pidfile)
+		unlink(relay.pidfile);
+	proto_reader_free(&relay.rd);
+	proto_buf_free(&relay.out);
+}
+
+int main(int argc, char **argv)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	int r;
+
+	log_open("slurm-vm-relay");
+	if (parse_args(argc, argv) < 0)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	if (geteuid() != 0)
+		log_warn("not running as root: SO_PEERCRED checks still apply, "
+			 "but the socket directory cannot be handed over");
+	if (socket_setup() < 0)
+		return 1;
+	if (relay.daemon) {
+		r = daemonize();
+		if (r < 0)
+			return log_errno(r, "cannot detach") < 0 ? 1 : 1;
+	} else {
+		if (relay.log_file && log_open_file(relay.log_file) < 0)
+			return 1;
+		if (write_pidfile() < 0)
+			return 1;
+	}
+	relay.sig_fd = signalfd_open(sigs, ARRAY_SIZE(sigs));
+	if (relay.sig_fd < 0 || proto_reader_init(&relay.rd) < 0)
+		return 1;
+	relay.rd.resync = true;
+	log_info("serving uid %u on %s for channel %s", (unsigned)relay.uid,
+		 relay.socket_path, relay.channel_path);
+	r = run();
+	if (relay.was_ready || relay.state == CHAN_READY) {
+		snprintf(relay.dead_reason, sizeof(relay.dead_reason),
+			 "the job's VM relay is shutting down");
+		for (struct rsession *s = relay.sessions; s; s = s->next)
+			if (s->c)
+				client_error(s->c, s->local, EHOSTDOWN, "%s",
+					     relay.dead_reason);
+		for (struct client *c = relay.clients; c; c = c->next)
+			proto_buf_write(&c->out, c->fd); /* best effort */
+	}
+	cleanup();
+	return r < 0 ? 1 : 0;
+}
