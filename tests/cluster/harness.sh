@@ -1,0 +1,695 @@
+# shellcheck shell=bash
+# tests/cluster/harness.sh: a real Slurm test cluster, from nothing, for one
+# test script. Source it, then:
+#
+#   harness_ensure_test_users          # svmtest, svmtest2 (idempotent)
+#   harness_start                      # slurmctld + slurmd, waits for idle
+#   srun hostname; harness_as_user svmtest sbatch --wrap ...
+#   (harness_stop runs from the EXIT trap, also after a failed test)
+#
+# Everything lives in one fresh directory ($HARNESS_DIR, under $TMPDIR or
+# $HARNESS_TMPROOT): slurm.conf and friends (made from the etc/*.example
+# files, so the examples are exercised), state, spool, logs, pid files, the
+# fake device nodes and the vm.conf state directories. /etc/slurm is never
+# read or written. The daemons are the installed Slurm (22.05) with
+# auth/none, cred/none, select/cons_tres, proctrack/linuxproc, task/affinity
+# and PrologFlags=Alloc,Contain (Contain works without cgroups in 22.05: the
+# extern step is tracked by proctrack/linuxproc).
+#
+# The functions work under the caller's `set -euo pipefail` (they turn -e
+# off inside with `local -`) and report errors themselves (harness_die).
+#
+# Settings (environment, all optional):
+#   BUILD_DIR            the build tree (default: <repo>/build)
+#   HARNESS_KEEP=1       keep $HARNESS_DIR after the test (kept anyway after a
+#                        failure; its path is printed)
+#   HARNESS_LIBVIRT=1    also start libvirtd: tests/cluster/libvirt.sh's
+#                        libvirt_start/libvirt_stop (it may set
+#                        HARNESS_LIBVIRT_URI, used as LibvirtURI in vm.conf)
+#   HARNESS_START_TIMEOUT  seconds to wait for the node(s) to be idle (60)
+#   HARNESS_TMPROOT      parent of $HARNESS_DIR (tests/cluster/run.sh sets it
+#                        per test to sweep leftovers of a killed test)
+#   HARNESS_GPU_GROUPS / HARNESS_IBVF_GROUPS  fake IOMMU group numbers
+#                        ("12 13" / "40 41")
+#
+# After harness_start: SLURM_CONF (exported), HARNESS_DIR, HARNESS_ETC,
+# HARNESS_BIN (the prolog, epilog and spank_vm.so the cluster runs: copies
+# of BUILD_DIR's, see _harness_snapshot_build),
+# HARNESS_VM_LOG (vm.conf LogFile), HARNESS_VM_CONF, HARNESS_WORK (one
+# directory per test user, owned by it: $HARNESS_WORK/svmtest),
+# HARNESS_NODES (node names), HARNESS_CATALOG, HARNESS_IMAGES.
+#
+# Several nodes: call harness_add_node NAME ADDR [PORT] before harness_start
+# (ADDR a 127.x address; each node gets its own spool, log, pid file and
+# device directory, a NodeName line with NodeAddr/NodeHostname/Port, and its
+# own `slurmd -N NAME`). Without any, harness_start adds this host as the
+# one node. Own hostnames per node: see harness_node_isolate below.
+#
+# How slurmd 22.05 numbers GRES devices (checked with `slurmd -G`, the
+# Index/File table, and with jobs):
+#   - IDX in `scontrol show job -d` (gres_detail_str) and SLURM_JOB_GPUS in
+#     the Prolog count the gres.conf lines of one name in file order, from
+#     0, not sorted and not taken from the file names. With enforce-binding
+#     the job on core 0 got IDX:0 = the first line (File=.../nvidia7
+#     Cores=0), the job on core 1 IDX:1 = the second line (nvidia3 Cores=1).
+#   - `slurmd -G`'s "Index=" column is the number at the end of the file
+#     name (vfio/40 -> Index=40, nvidia3 -> 3; no digits -> 0 on every such
+#     line), printed in file order.
+#   - A missing File= is not skipped and not numbered: slurmd logs "Waiting
+#     for gres.conf file X", retries for ~19 s, then exits with "fatal: can't
+#     stat gres.conf file X". `slurmd -G` does the same. So every File= must
+#     exist before slurmd starts.
+#   - A File= that exists but is a regular file, not a character device, is
+#     accepted and numbered like a device.
+#   - More lines than slurm.conf's Gres=name:N: the extra lines are ignored
+#     with a warning. File= on some lines of a name but not others: fatal.
+
+HARNESS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$HARNESS_REPO/build}
+HARNESS_ETC_EXAMPLES=$HARNESS_REPO/etc
+HARNESS_SLURM_LIBDIR=${HARNESS_SLURM_LIBDIR:-/usr/lib/x86_64-linux-gnu/slurm-wlm}
+
+# Never inherited: a fresh cluster per sourcing shell.
+HARNESS_STARTED=0
+HARNESS_DIR=
+HARNESS_NODES=()
+declare -A HARNESS_NODE_ADDR=() HARNESS_NODE_PORT=() HARNESS_NODE_HOST=()
+declare -A HARNESS_NODE_PID=() HARNESS_NODE_ISOLATED=()
+HARNESS_CTLD_PID=
+HARNESS_LIBVIRT_STARTED=0
+HARNESS_TEST_USERS=(svmtest svmtest2)
+
+harness_log() { printf 'harness: %s\n' "$*" >&2; }
+
+harness_die() {
+	printf 'harness: error: %s\n' "$*" >&2
+	exit 1
+}
+
+# Exit status 77 = skipped (tests/cluster/run.sh prints the reason).
+harness_skip() {
+	printf 'SKIP: %s\n' "$*"
+	exit 77
+}
+
+harness_now() { date +%s.%N; }
+
+harness_elapsed() { # harness_elapsed START -> "1.23"
+	awk -v s="$1" -v e="$(harness_now)" 'BEGIN { printf "%.2f", e - s }'
+}
+
+# harness_wait SECONDS WHAT CMD...: polls CMD every 0.2 s; 1 on timeout.
+harness_wait() {
+	local -
+	set +e
+	local secs=$1 what=$2 deadline
+	shift 2
+	deadline=$(($(date +%s) + secs))
+	until "$@" >/dev/null 2>&1; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			harness_log "gave up after ${secs}s waiting for $what"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# ---------------------------------------------------------------- users
+
+# Non-root users jobs run as (harness_as_user svmtest sbatch ...).
+harness_ensure_test_users() {
+	local -
+	set +e
+	local u
+	[ "$(id -u)" = 0 ] || harness_skip "creating test users needs root"
+	for u in "${HARNESS_TEST_USERS[@]}"; do
+		id -u "$u" >/dev/null 2>&1 && continue
+		# Two harnesses may race here: tolerate "already exists".
+		useradd --create-home --shell /bin/bash \
+			--comment "slurm-vm test user" "$u" 2>/dev/null ||
+			id -u "$u" >/dev/null 2>&1 ||
+			harness_die "cannot create test user $u"
+	done
+}
+
+# harness_as_user USER CMD...: CMD as USER, in USER's work directory, with
+# the cluster's SLURM_CONF.
+harness_as_user() {
+	local user=$1
+	shift
+	(cd "$HARNESS_WORK/$user" 2>/dev/null || cd /tmp || exit
+	 exec runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" \
+		HOME="$(getent passwd "$user" | cut -d: -f6)" "$@")
+}
+
+# ---------------------------------------------------------------- nodes
+
+_harness_port_in_use() {
+	[ -n "$(ss -Htan "( sport = :$1 )" 2>/dev/null)" ]
+}
+
+# A TCP port nobody listens on (random, so parallel harnesses do not meet).
+harness_free_port() {
+	local -
+	set +e
+	local p
+	for _ in $(seq 1 200); do
+		p=$((20000 + RANDOM % 30000))
+		_harness_port_in_use "$p" && continue
+		case " ${HARNESS_PORTS_TAKEN:-} " in *" $p "*) continue ;; esac
+		HARNESS_PORTS_TAKEN="${HARNESS_PORTS_TAKEN:-} $p"
+		echo "$p"
+		return 0
+	done
+	harness_die "no free TCP port found"
+}
+
+# harness_add_node NAME ADDR [PORT]: one more slurmd. ADDR: a 127.x address
+# (or an address inside a network namespace of the harness's own, once
+# harness_node_isolate creates one). PORT: its SlurmdPort (default: a free
+# port, so several slurmd can share one network namespace).
+harness_add_node() {
+	local -
+	set +e
+	local name=$1 addr=$2 port=${3:-}
+	[ "$HARNESS_STARTED" = 1 ] && harness_die "harness_add_node $name: add nodes before harness_start"
+	[[ "$name" =~ ^[a-z][a-z0-9-]*$ ]] || harness_die "bad node name '$name'"
+	case "$addr" in 127.*) ;; *) harness_die "node $name: ADDR must be 127.x (got '$addr')" ;; esac
+	HARNESS_NODES+=("$name")
+	HARNESS_NODE_ADDR[$name]=$addr
+	HARNESS_NODE_PORT[$name]=$port
+	HARNESS_NODE_HOST[$name]=$name
+}
+
+# harness_node_isolate NAME: give node NAME its own hostname (a UTS
+# namespace: `hostname` in its jobs prints NAME). Call after harness_add_node,
+# before harness_start. Network namespaces (one per node, with its own
+# loopback address) are the next step and deliberately not here yet: the
+# node must then be reachable from slurmctld without veth pairs on 10.x,
+# e.g. by running the whole cluster in one namespace of the harness's own.
+harness_node_isolate() {
+	local -
+	set +e
+	local name=$1
+	[ -n "${HARNESS_NODE_ADDR[$name]:-}" ] || harness_die "harness_node_isolate: unknown node $name"
+	command -v unshare >/dev/null || harness_die "unshare(1) is needed for harness_node_isolate"
+	HARNESS_NODE_ISOLATED[$name]=1
+}
+
+# Sets HARNESS_NODE_PREFIX: the words that run a command in node NAME's
+# namespaces (none unless harness_node_isolate NAME).
+_harness_node_prefix() {
+	local name=$1
+	HARNESS_NODE_PREFIX=()
+	if [ "${HARNESS_NODE_ISOLATED[$name]:-0}" = 1 ]; then
+		# shellcheck disable=SC2016 # expanded by sh, not here
+		HARNESS_NODE_PREFIX=(unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$name")
+	fi
+}
+
+# Machine topology from `slurmd -C`: sets HARNESS_HW_* variables.
+_harness_read_hw() {
+	local line kv
+	line=$(slurmd -C 2>/dev/null | head -n1)
+	[ -n "$line" ] || harness_die "slurmd -C printed nothing"
+	for kv in $line; do
+		case "$kv" in
+		CPUs=*) HARNESS_HW_CPUS=${kv#*=} ;;
+		Boards=*) HARNESS_HW_BOARDS=${kv#*=} ;;
+		SocketsPerBoard=*) HARNESS_HW_SOCKETS=${kv#*=} ;;
+		CoresPerSocket=*) HARNESS_HW_CORES=${kv#*=} ;;
+		ThreadsPerCore=*) HARNESS_HW_THREADS=${kv#*=} ;;
+		RealMemory=*) HARNESS_HW_MEM=${kv#*=} ;;
+		esac
+	done
+	[ -n "${HARNESS_HW_CPUS:-}" ] && [ -n "${HARNESS_HW_MEM:-}" ] ||
+		harness_die "cannot parse slurmd -C: $line"
+	# Below the machine's: slurmd refuses a node with more than it has,
+	# and the guests need some left.
+	HARNESS_NODE_MEM=${HARNESS_NODE_MEM:-$((HARNESS_HW_MEM * 3 / 4))}
+}
+
+# ---------------------------------------------------------------- config
+
+# harness_render TEMPLATE OUT KEY=VALUE...: replaces every @KEY@. A
+# placeholder left over is an error: the example and the harness disagree.
+harness_render() {
+	local -
+	set +e
+	local template=$1 out=$2 text kv key left
+	shift 2
+	text=$(<"$template") || harness_die "cannot read $template"
+	for kv in "$@"; do
+		key=${kv%%=*}
+		text=${text//@"$key"@/"${kv#*=}"}
+	done
+	# Comment lines may name placeholders; settings may not keep any.
+	left=$(printf '%s\n' "$text" | grep -v '^[[:space:]]*#' |
+		grep -o '@[A-Z0-9_]*@' | sort -u | tr '\n' ' ' || true)
+	[ -z "$left" ] || harness_die "$template: no value for $left"
+	printf '%s\n' "$text" >"$out"
+}
+
+# harness_vmconf_set KEY VALUE: sets (or replaces) one vm.conf key.
+harness_vmconf_set() {
+	local -
+	set +e
+	local key=$1 value=$2
+	[ -f "$HARNESS_VM_CONF" ] || harness_die "harness_vmconf_set before the configuration exists"
+	sed -i "/^[[:space:]]*${key}[[:space:]]*=/Id" "$HARNESS_VM_CONF"
+	printf '%s=%s\n' "$key" "$value" >>"$HARNESS_VM_CONF"
+}
+
+# harness_add_catalog_image NAME [IMAGEFILE [FORMAT [Key=Value...]]]: an
+# image catalog entry <ImageCatalog>/NAME.image (Path=, Format=, root-owned
+# 0644). Without IMAGEFILE a small sparse image in $HARNESS_IMAGES (raw:
+# 64 MiB with an empty MBR; qcow2: qemu-img create).
+# May run before harness_start (then the directories are made first).
+harness_add_catalog_image() {
+	local -
+	set +e
+	local name=$1 file=${2:-} format=${3:-raw} entry
+	shift $(($# < 3 ? $# : 3))
+	_harness_make_dir
+	if [ -z "$file" ]; then
+		file=$HARNESS_IMAGES/$name.$format
+		if [ "$format" = qcow2 ]; then
+			qemu-img create -q -f qcow2 "$file" 64M ||
+				harness_die "qemu-img create $file failed"
+		else
+			# A raw disk needs something a disk has: an MBR signature.
+			truncate -s 64M "$file"
+			printf '\125\252' | dd of="$file" bs=1 seek=510 \
+				conv=notrunc status=none
+		fi
+		chmod 0644 "$file"
+	fi
+	entry=$HARNESS_CATALOG/$name.image
+	{
+		echo "# test image made by tests/cluster/harness.sh"
+		echo "Path=$file"
+		echo "Format=$format"
+		for kv in "$@"; do echo "$kv"; done
+	} >"$entry"
+	chown root:root "$entry"
+	chmod 0644 "$entry"
+}
+
+# The fake devices of node NAME: character device nodes standing in for
+# /dev/vfio/<group> (GPUs and InfiniBand VFs bound to vfio-pci).
+_harness_make_devices() {
+	local name=$1 dev=$HARNESS_DIR/nodes/$1/dev g
+	mkdir -p "$dev/vfio"
+	for g in $HARNESS_GPU_GROUPS $HARNESS_IBVF_GROUPS; do
+		[ -e "$dev/vfio/$g" ] || mknod -m 0600 "$dev/vfio/$g" c 240 "$g" ||
+			harness_die "mknod $dev/vfio/$g failed"
+	done
+	# The vfio container device, as on a real host.
+	[ -e "$dev/vfio/vfio" ] || mknod -m 0666 "$dev/vfio/vfio" c 10 196 ||
+		harness_die "mknod $dev/vfio/vfio failed"
+}
+
+# Cores (Slurm numbering) of the two halves of the machine: the "NUMA
+# nodes" the fake devices hang off.
+_harness_core_halves() {
+	local n=$((HARNESS_HW_SOCKETS * HARNESS_HW_CORES * ${HARNESS_HW_BOARDS:-1}))
+	if [ "$n" -le 1 ]; then
+		HARNESS_CORES_A=0 HARNESS_CORES_B=0
+	elif [ "$n" = 2 ]; then
+		HARNESS_CORES_A=0 HARNESS_CORES_B=1
+	else
+		HARNESS_CORES_A="0-$((n / 2 - 1))" HARNESS_CORES_B="$((n / 2))-$((n - 1))"
+	fi
+}
+
+_harness_write_config() {
+	local etc=$HARNESS_ETC node nodes="" gres="" ngpu nibvf part
+	local -a gpu ib
+	read -r -a gpu <<<"$HARNESS_GPU_GROUPS"
+	read -r -a ib <<<"$HARNESS_IBVF_GROUPS"
+	ngpu=${#gpu[@]} nibvf=${#ib[@]}
+	[ "$ngpu" = 2 ] && [ "$nibvf" = 2 ] ||
+		harness_die "gres.conf.example has two GPUs and two VFs: HARNESS_GPU_GROUPS and HARNESS_IBVF_GROUPS need two groups each"
+	_harness_core_halves
+	for node in "${HARNESS_NODES[@]}"; do
+		[ -n "${HARNESS_NODE_PORT[$node]}" ] ||
+			HARNESS_NODE_PORT[$node]=$(harness_free_port)
+		nodes+="NodeName=$node NodeHostname=${HARNESS_NODE_HOST[$node]} NodeAddr=${HARNESS_NODE_ADDR[$node]} Port=${HARNESS_NODE_PORT[$node]} CPUs=$HARNESS_HW_CPUS Boards=${HARNESS_HW_BOARDS:-1} SocketsPerBoard=$HARNESS_HW_SOCKETS CoresPerSocket=$HARNESS_HW_CORES ThreadsPerCore=$HARNESS_HW_THREADS RealMemory=$HARNESS_NODE_MEM Gres=gpu:$ngpu,ibvf:$nibvf State=UNKNOWN"$'\n'
+		_harness_make_devices "$node"
+		harness_render "$HARNESS_ETC_EXAMPLES/gres.conf.example" \
+			"$HARNESS_DIR/run/gres-$node.conf" \
+			NODENAME="$node" DEV_DIR="$HARNESS_DIR/nodes/$node/dev" \
+			GPU0_GROUP="${gpu[0]}" GPU1_GROUP="${gpu[1]}" \
+			IBVF0_GROUP="${ib[0]}" IBVF1_GROUP="${ib[1]}" \
+			CORES_A="$HARNESS_CORES_A" CORES_B="$HARNESS_CORES_B"
+		# The first node's block keeps the example's comments.
+		if [ -z "$gres" ]; then
+			gres=$(<"$HARNESS_DIR/run/gres-$node.conf")$'\n'
+		else
+			gres+=$(grep -v '^[[:space:]]*#' "$HARNESS_DIR/run/gres-$node.conf" | grep .)$'\n'
+		fi
+		rm -f "$HARNESS_DIR/run/gres-$node.conf"
+	done
+	printf '%s' "$gres" >"$etc/gres.conf"
+	part=$(IFS=,; echo "${HARNESS_NODES[*]}")
+
+	harness_render "$HARNESS_ETC_EXAMPLES/slurm.conf.example" "$etc/slurm.conf" \
+		CLUSTER="svm$$" \
+		CONTROL_MACHINE="$(hostname -s)" CONTROL_ADDR=127.0.0.1 \
+		SLURMCTLD_PORT="$HARNESS_CTLD_PORT" \
+		SLURMD_PORT="${HARNESS_NODE_PORT[${HARNESS_NODES[0]}]}" \
+		SLURM_USER=root AUTH_TYPE=auth/none CRED_TYPE=cred/none \
+		STATE_DIR="$HARNESS_DIR/state" SPOOL_DIR="$HARNESS_DIR/spool" \
+		LOG_DIR="$HARNESS_DIR/log" RUN_DIR="$HARNESS_DIR/run" \
+		PROCTRACK=proctrack/linuxproc TASK_PLUGIN=task/affinity \
+		PROLOG_FLAGS=Alloc,Contain \
+		PROLOG="$HARNESS_BIN/slurm-vm-prolog" \
+		EPILOG="$HARNESS_BIN/slurm-vm-epilog" \
+		PLUGSTACK="$etc/plugstack.conf" \
+		DEF_MEM_PER_CPU=1024 \
+		NODES="${nodes%$'\n'}" NODELIST="$part"
+	# The test cluster logs more than a production one.
+	sed -i -e 's/^SlurmctldDebug=.*/SlurmctldDebug=debug/' \
+		-e 's/^SlurmdDebug=.*/SlurmdDebug=debug/' \
+		-e 's/^SlurmctldTimeout=.*/SlurmctldTimeout=30/' \
+		-e 's/^MinJobAge=.*/MinJobAge=600/' \
+		-e 's/^KillWait=.*/KillWait=5/' "$etc/slurm.conf"
+
+	harness_render "$HARNESS_ETC_EXAMPLES/plugstack.conf.example" \
+		"$etc/plugstack.conf" \
+		SPANK_VM_SO="$HARNESS_BIN/spank_vm.so" \
+		VM_CONF="$etc/vm.conf"
+	cp "$etc/plugstack.conf" "$HARNESS_DIR/run/plugstack.conf.enabled"
+
+	harness_render "$HARNESS_ETC_EXAMPLES/vm.conf.example" "$etc/vm.conf" \
+		IMAGE_CATALOG="$HARNESS_CATALOG" IMAGE_DIRS="$HARNESS_IMAGES" \
+		STATE_DIR="$HARNESS_DIR/vm/state" \
+		OVERLAY_DIR="$HARNESS_DIR/vm/overlay" \
+		LOG_FILE="$HARNESS_VM_LOG" \
+		LIBVIRT_URI="${HARNESS_LIBVIRT_URI:-qemu:///system}" \
+		DOMAIN_TYPE=qemu CPU_MODE=maximum DEVICE_ATTACH=emulate
+	chmod 0644 "$etc"/*.conf
+}
+
+# The suite's binaries the cluster runs, as HARNESS_BIN/<name>. Copied from
+# BUILD_DIR at start (HARNESS_COPY_BUILD=0: used in place), so a rebuild in a
+# shared tree during a test cannot make slurmd find a half-linked epilog
+# ("epilog: Unable to create list of paths" and a drained node).
+_harness_snapshot_build() {
+	local f
+	if [ "${HARNESS_COPY_BUILD:-1}" = 0 ]; then
+		HARNESS_BIN=$HARNESS_DIR/bin
+		mkdir -p "$HARNESS_BIN"
+		ln -sf "$BUILD_DIR/prolog/slurm-vm-prolog" "$BUILD_DIR/epilog/slurm-vm-epilog" \
+			"$BUILD_DIR/spank_vm/.libs/spank_vm.so" "$HARNESS_BIN/"
+		export HARNESS_BIN
+		return 0
+	fi
+	HARNESS_BIN=$HARNESS_DIR/bin
+	mkdir -p "$HARNESS_BIN"
+	for f in prolog/slurm-vm-prolog epilog/slurm-vm-epilog spank_vm/.libs/spank_vm.so; do
+		# A file being relinked right now: try again a moment later.
+		harness_wait 30 "$BUILD_DIR/$f to be complete" \
+			_harness_copy_elf "$BUILD_DIR/$f" "$HARNESS_BIN/${f##*/}" ||
+			harness_die "cannot copy $BUILD_DIR/$f"
+	done
+	chmod 0755 "$HARNESS_BIN" "$HARNESS_BIN"/*
+	export HARNESS_BIN
+}
+
+_harness_copy_elf() { # _harness_copy_elf SRC DST: a complete ELF file
+	cp -f "$1" "$2.tmp" && [ "$(head -c4 "$2.tmp" | od -An -c | tr -d ' ')" = '177ELF' ] &&
+		[ "$(stat -c %s "$1")" = "$(stat -c %s "$2.tmp")" ] && mv -f "$2.tmp" "$2"
+}
+
+# harness_plugstack_disable / harness_plugstack_enable: an empty
+# plugstack.conf (no spank_vm.so anywhere: srun, sbatch, slurmstepd read it
+# at each use) and back.
+harness_plugstack_disable() {
+	local -
+	set +e
+	echo "# spank_vm.so disabled by harness_plugstack_disable" >"$HARNESS_ETC/plugstack.conf"
+}
+
+harness_plugstack_enable() {
+	local -
+	set +e
+	cp "$HARNESS_DIR/run/plugstack.conf.enabled" "$HARNESS_ETC/plugstack.conf"
+}
+
+# ---------------------------------------------------------------- daemons
+
+# The directory (made once; harness_add_catalog_image may come first).
+_harness_make_dir() {
+	[ -n "$HARNESS_DIR" ] && [ -d "$HARNESS_DIR" ] && return 0
+	local root=${HARNESS_TMPROOT:-${TMPDIR:-/tmp}} u
+	mkdir -p "$root"
+	HARNESS_DIR=$(mktemp -d "$root/slurm-vm-harness.XXXXXX") ||
+		harness_die "mktemp in $root failed"
+	# Test users read slurm.conf and the catalog, write their work dirs.
+	chmod 0755 "$HARNESS_DIR"
+	HARNESS_ETC=$HARNESS_DIR/etc
+	HARNESS_WORK=$HARNESS_DIR/work
+	HARNESS_CATALOG=$HARNESS_DIR/vm/catalog
+	HARNESS_IMAGES=$HARNESS_DIR/vm/images
+	HARNESS_VM_CONF=$HARNESS_ETC/vm.conf
+	HARNESS_VM_LOG=$HARNESS_DIR/log/slurm-vm.log
+	mkdir -p "$HARNESS_ETC" "$HARNESS_DIR"/{state,spool,log,run,nodes} \
+		"$HARNESS_DIR"/vm/{state,overlay} "$HARNESS_CATALOG" \
+		"$HARNESS_IMAGES" "$HARNESS_WORK"
+	chmod 0755 "$HARNESS_DIR/vm" "$HARNESS_CATALOG" "$HARNESS_IMAGES" \
+		"$HARNESS_ETC" "$HARNESS_WORK"
+	chmod 0700 "$HARNESS_DIR/vm/state" "$HARNESS_DIR/state"
+	_harness_user_dirs
+	export HARNESS_DIR HARNESS_ETC HARNESS_WORK HARNESS_CATALOG \
+		HARNESS_IMAGES HARNESS_VM_CONF HARNESS_VM_LOG
+	_harness_install_trap
+}
+
+# $HARNESS_WORK/USER, owned by USER, for every test user that exists.
+_harness_user_dirs() {
+	local u
+	for u in "${HARNESS_TEST_USERS[@]}"; do
+		id -u "$u" >/dev/null 2>&1 || continue
+		[ -d "$HARNESS_WORK/$u" ] && continue
+		mkdir -p "$HARNESS_WORK/$u"
+		chown "$u:" "$HARNESS_WORK/$u"
+	done
+}
+
+_harness_install_trap() {
+	[ "${HARNESS_TRAP_SET:-0}" = 1 ] && return 0
+	HARNESS_TRAP_SET=1
+	trap '_harness_on_exit' EXIT
+	# A signal ends the test through exit, so the EXIT trap cleans up.
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	trap 'exit 129' HUP
+}
+
+_harness_on_exit() {
+	local rc=$?
+	local -
+	set +e
+	[ "$rc" = 0 ] || [ "$rc" = 77 ] || HARNESS_FAILED=1
+	harness_stop
+	return "$rc"
+}
+
+_harness_tail_logs() {
+	local f
+	for f in "$HARNESS_DIR"/log/*; do
+		[ -s "$f" ] || continue
+		echo "---- last lines of $f"
+		tail -n "${1:-15}" "$f"
+	done >&2
+	sinfo -R 2>/dev/null >&2 || true
+}
+
+_harness_nodes_idle() {
+	local states
+	states=$(sinfo -h -N -o '%N %T' 2>/dev/null) || return 1
+	[ "$(printf '%s\n' "$states" | awk '$2 == "idle"' | wc -l)" = "${#HARNESS_NODES[@]}" ]
+}
+
+_harness_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+
+_harness_preflight() {
+	local f
+	[ "$(id -u)" = 0 ] || harness_skip "the cluster harness needs root (slurmd runs jobs as their users)"
+	for f in slurmctld slurmd sinfo srun sbatch scontrol; do
+		command -v "$f" >/dev/null || harness_skip "$f is not installed (scripts/install-deps.sh)"
+	done
+	[ -f "$HARNESS_SLURM_LIBDIR/auth_none.so" ] ||
+		harness_skip "Slurm's auth_none.so is not in $HARNESS_SLURM_LIBDIR"
+	for f in prolog/slurm-vm-prolog epilog/slurm-vm-epilog spank_vm/.libs/spank_vm.so; do
+		[ -e "$BUILD_DIR/$f" ] || harness_die "$BUILD_DIR/$f is missing: build first (BUILD_DIR=$BUILD_DIR)"
+	done
+	for f in slurm gres plugstack vm; do
+		[ -f "$HARNESS_ETC_EXAMPLES/$f.conf.example" ] ||
+			harness_die "$HARNESS_ETC_EXAMPLES/$f.conf.example is missing"
+	done
+}
+
+# harness_start: the cluster, from nothing; returns when every node is idle.
+harness_start() {
+	local -
+	set +e # callers may run under set -e; errors here are explicit
+	local t0 node log
+	[ "$HARNESS_STARTED" = 1 ] && return 0
+	t0=$(harness_now)
+	_harness_preflight
+	_harness_make_dir
+	_harness_user_dirs
+	HARNESS_GPU_GROUPS=${HARNESS_GPU_GROUPS:-"12 13"}
+	HARNESS_IBVF_GROUPS=${HARNESS_IBVF_GROUPS:-"40 41"}
+	[ "${#HARNESS_NODES[@]}" -gt 0 ] ||
+		harness_add_node "$(hostname -s | tr 'A-Z_' 'a-z-')" 127.0.0.1
+	# The single default node is this host: jobs see its real hostname.
+	[ "${#HARNESS_NODES[@]}" = 1 ] &&
+		HARNESS_NODE_HOST[${HARNESS_NODES[0]}]=$(hostname)
+	_harness_read_hw
+	HARNESS_CTLD_PORT=$(harness_free_port)
+	HARNESS_STARTED=1
+
+	if [ "${HARNESS_LIBVIRT:-0}" = 1 ]; then
+		[ -f "$HARNESS_REPO/tests/cluster/libvirt.sh" ] ||
+			harness_die "HARNESS_LIBVIRT=1 but tests/cluster/libvirt.sh does not exist"
+		# shellcheck source=/dev/null
+		. "$HARNESS_REPO/tests/cluster/libvirt.sh"
+		HARNESS_LIBVIRT_STARTED=1
+		libvirt_start || harness_die "libvirt_start failed"
+	fi
+
+	_harness_snapshot_build
+	_harness_write_config
+	export SLURM_CONF=$HARNESS_ETC/slurm.conf
+
+	# -D: foreground daemons, run in the background in their own session.
+	# The environment marks them (and the slurmstepd they start) as ours.
+	SLURM_VM_HARNESS_DIR=$HARNESS_DIR setsid slurmctld -D -i -f "$SLURM_CONF" \
+		>"$HARNESS_DIR/log/slurmctld.out" 2>&1 </dev/null &
+	HARNESS_CTLD_PID=$!
+	if ! harness_wait 30 "slurmctld to answer" scontrol ping ||
+		! _harness_alive "$HARNESS_CTLD_PID"; then
+		_harness_tail_logs 25
+		harness_die "slurmctld did not come up (logs above, dir $HARNESS_DIR)"
+	fi
+	for node in "${HARNESS_NODES[@]}"; do
+		log=$HARNESS_DIR/log/slurmd-$node.out
+		_harness_node_prefix "$node"
+		SLURM_VM_HARNESS_DIR=$HARNESS_DIR setsid \
+			"${HARNESS_NODE_PREFIX[@]}" slurmd -D -N "$node" \
+			-f "$SLURM_CONF" >"$log" 2>&1 </dev/null &
+		HARNESS_NODE_PID[$node]=$!
+	done
+	if ! harness_wait "${HARNESS_START_TIMEOUT:-60}" "all nodes idle" _harness_nodes_idle; then
+		sinfo -N -l >&2 || true
+		_harness_tail_logs 25
+		harness_die "the node(s) never became idle (logs above, dir $HARNESS_DIR)"
+	fi
+	export HARNESS_STARTED HARNESS_NODES
+	HARNESS_START_SECONDS=$(harness_elapsed "$t0")
+	harness_log "cluster up in ${HARNESS_START_SECONDS}s: ${HARNESS_NODES[*]}, SLURM_CONF=$SLURM_CONF"
+}
+
+# The pids of processes (slurmstepd, job tasks, daemons of a killed test)
+# whose environment, working directory or open files point into DIR.
+_harness_pids_in() {
+	local dir=$1
+	{
+		grep -lzE "^(SLURM_VM_HARNESS_DIR|SLURM_CONF)=$dir(/|\$)" \
+			/proc/[0-9]*/environ 2>/dev/null
+		find /proc/[0-9]*/cwd /proc/[0-9]*/fd -maxdepth 1 \
+			\( -lname "$dir" -o -lname "$dir/*" \) 2>/dev/null
+	} | cut -d/ -f3 | sort -un
+}
+
+# The ancestors of this shell: never swept (a test runs from inside DIR).
+_harness_ancestors() {
+	local p=$BASHPID
+	while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+		echo "$p"
+		p=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)
+	done
+}
+
+# harness_sweep DIR: kills, by pid, every process that belongs to the
+# cluster in DIR (leftover slurmstepd, job tasks, daemons of a killed test).
+harness_sweep() {
+	local -
+	set +e
+	local dir=$1 pid pids sig round anc
+	[ -n "$dir" ] && [ "$dir" != / ] || return 0
+	anc=" $(_harness_ancestors | tr '\n' ' ') "
+	for round in 1 2 3; do
+		pids=()
+		# Not our own pipeline: its programs would match SLURM_CONF.
+		for pid in $(SLURM_CONF="" SLURM_VM_HARNESS_DIR="" _harness_pids_in "$dir"); do
+			case "$anc" in *" $pid "*) continue ;; esac
+			[ -d "/proc/$pid" ] && pids+=("$pid")
+		done
+		[ "${#pids[@]}" = 0 ] && return 0
+		sig=TERM
+		[ "$round" -ge 2 ] && sig=KILL
+		harness_log "sweeping $sig: $(ps -o pid=,comm= -p "$(IFS=,; echo "${pids[*]}")" 2>/dev/null | tr -s ' \n' ' ')"
+		kill -s "$sig" "${pids[@]}" 2>/dev/null
+		sleep 1
+	done
+}
+
+_harness_kill_wait() { # _harness_kill_wait SECONDS PID...
+	local secs=$1 pid deadline
+	shift
+	for pid in "$@"; do _harness_alive "$pid" && kill -TERM "$pid" 2>/dev/null; done
+	deadline=$(($(date +%s) + secs))
+	for pid in "$@"; do
+		while _harness_alive "$pid" && [ "$(date +%s)" -lt "$deadline" ]; do
+			sleep 0.2
+		done
+		_harness_alive "$pid" && kill -KILL "$pid" 2>/dev/null
+	done
+	wait "$@" 2>/dev/null
+	return 0
+}
+
+# harness_stop: everything harness_start started, then the directory (kept
+# with HARNESS_KEEP=1 or after a failure). Safe to call twice or without a
+# start.
+harness_stop() {
+	local -
+	set +e
+	local node pids=() dir=$HARNESS_DIR
+	[ -n "$dir" ] || return 0
+	[ "${HARNESS_STOPPING:-0}" = 1 ] && return 0
+	HARNESS_STOPPING=1
+	if [ "$HARNESS_STARTED" = 1 ]; then
+		if _harness_alive "$HARNESS_CTLD_PID"; then
+			local jobs
+			jobs=$(timeout 10 squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+			# shellcheck disable=SC2086 # a list of job ids
+			[ -z "${jobs// /}" ] || timeout 10 scancel --quiet $jobs >/dev/null 2>&1
+			# Epilogs run after a cancel: give them a moment.
+			harness_wait 15 "jobs to end" \
+				sh -c '[ -z "$(squeue -h -o %i 2>/dev/null)" ]' || true
+		fi
+		for node in "${HARNESS_NODES[@]}"; do
+			[ -n "${HARNESS_NODE_PID[$node]:-}" ] && pids+=("${HARNESS_NODE_PID[$node]}")
+		done
+		[ "${#pids[@]}" -gt 0 ] && _harness_kill_wait 10 "${pids[@]}"
+		[ -n "$HARNESS_CTLD_PID" ] && _harness_kill_wait 10 "$HARNESS_CTLD_PID"
+	fi
+	if [ "$HARNESS_LIBVIRT_STARTED" = 1 ]; then
+		libvirt_stop || harness_log "libvirt_stop failed"
+		HARNESS_LIBVIRT_STARTED=0
+	fi
+	harness_sweep "$dir"
+	if [ "${HARNESS_KEEP:-0}" = 1 ] || [ "${HARNESS_FAILED:-0}" = 1 ]; then
+		harness_log "kept $dir (logs in $dir/log)"
+	else
+		rm -rf --one-file-system "$dir"
+	fi
+	HARNESS_STARTED=0 HARNESS_DIR="" HARNESS_CTLD_PID=""
+	HARNESS_NODE_PID=()
+	HARNESS_STOPPING=0
+}
