@@ -176,6 +176,8 @@ static int expand_ranges(const char *pre, size_t prelen, const char *list,
 {
 	const char *p = list, *end = list + listlen;
 
+	if (!listlen || list[listlen - 1] == ',')
+		return -EINVAL;
 	while (p < end) {
 		size_t len = strcspn(p, ",");
 		unsigned lo, hi, width;
@@ -226,6 +228,11 @@ int slurm_gres_file_expand(const char *file, char ***out)
 	return 0;
 }
 
+bool slurm_file_count_all(const char *path, void *ctx)
+{
+	return true;
+}
+
 bool slurm_file_is_char_device(const char *path, void *ctx)
 {
 	struct stat st;
@@ -240,15 +247,13 @@ int slurm_gres_index_files(char *const *files, slurm_file_ok_fn ok, void *ctx,
 	size_t n = 0;
 
 	if (!ok)
-		ok = slurm_file_is_char_device;
+		ok = slurm_file_count_all;
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; files && files[i]; i++) {
 		if (!ok(files[i], ctx)) {
-			log_debug("%s: missing or not a character device, "
-				  "slurmd skips it",
-				  files[i]);
+			log_debug("%s: slurmd does not number it", files[i]);
 			continue;
 		}
 		int r = strv_push(&v, &n, strdup(files[i]));

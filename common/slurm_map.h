@@ -5,10 +5,14 @@
  * prolog feeds them what libslurm and gres.conf say.
  *
  * GRES indices: slurmd numbers the File= entries of one GRES name in
- * gres.conf order after expanding "[0-3]" ranges, but skips a File= that is
- * missing or not a character device before counting. So index i is the i-th
- * *present* file, not the i-th line. (For GPUs with AutoDetect slurmd may
- * also re-sort: `slurmd -G` is the oracle; our gres.conf has no AutoDetect.)
+ * gres.conf order after expanding "[0-3]" ranges. DESIGN.md says it skips a
+ * File= that is missing or not a character device before counting; the
+ * cluster harness measured slurmd 22.05 instead (tests/cluster/harness.sh):
+ * every line counts, a missing File= is fatal to slurmd, a regular file is
+ * numbered like a device. Both are expressible with the predicate of
+ * slurm_gres_index_files(): slurm_file_count_all (22.05, the default) or
+ * slurm_file_is_char_device. (With AutoDetect slurmd may also re-sort GPUs:
+ * `slurmd -G` is the oracle; our gres.conf has no AutoDetect.)
  *
  * Cores: Slurm's abstract core id i is the i-th core in hwloc logical order
  * of slurmd's own topology (hwloc_topo_whole.xml in SlurmdSpoolDir); its
@@ -33,13 +37,14 @@ int slurm_gres_detail_indices(const char *detail, const char *name,
  * or "/dev/nvidia[0-3]" (zero padding kept), into a NULL-terminated list. */
 int slurm_gres_file_expand(const char *file, char ***out);
 
-/* Whether slurmd counts the file: exists and is a character device. */
+/* Whether slurmd counts the file. */
 typedef bool (*slurm_file_ok_fn)(const char *path, void *ctx);
-bool slurm_file_is_char_device(const char *path, void *ctx);
+bool slurm_file_count_all(const char *path, void *ctx);	     /* 22.05 */
+bool slurm_file_is_char_device(const char *path, void *ctx); /* DESIGN.md */
 
 /* @files: one GRES name's File= entries in gres.conf order, expanded.
  * Returns in @indexed (NULL-terminated) the files slurmd numbers 0, 1, ...;
- * @ok NULL means slurm_file_is_char_device. */
+ * @ok NULL means slurm_file_count_all. */
 int slurm_gres_index_files(char *const *files, slurm_file_ok_fn ok, void *ctx,
 			   char ***indexed);
 
