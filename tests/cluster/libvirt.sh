@@ -1,0 +1,275 @@
+# shellcheck shell=bash
+# libvirt side of the slurm-vm test harness. Source it, then:
+#
+#   libvirt_start [PREFIX]   start virtlogd + libvirtd by hand (no systemd) and
+#                            wait until `virsh -c qemu:///system` answers
+#   libvirt_stop [PREFIX]    destroy/undefine the domains named PREFIX*, stop
+#                            the daemons libvirt_start started, remove their
+#                            pid files, sockets and state
+#
+# PREFIX defaults to $SVM_LIBVIRT_PREFIX or "svmtest-". Both functions are
+# idempotent and safe under `set -eu`; libvirt_stop is meant for an EXIT trap.
+# A libvirtd that was running before libvirt_start is used as it is and never
+# stopped (only our PREFIX* domains are removed from it).
+#
+# The daemons run in a private mount namespace (unshare -m) in which
+#   /etc/libvirt           is our generated configuration (libvirtd reads
+#                          qemu.conf only from there; libvirtd.conf and
+#                          virtlogd.conf are also passed with -f),
+#   /etc/passwd, /etc/group gain a "libvirt-qemu" user/group when the host has
+#                          none: the qemu driver resolves its compiled-in
+#                          default user before it reads qemu.conf and refuses
+#                          to start without it (qemu itself runs as root,
+#                          see libvirt/qemu.conf),
+#   /var/cache/libvirt     is $SVM_LIBVIRT_CACHE, so the qemu capability cache
+#                          is ours and is not invalidated by other libvirtds
+#                          run with other settings on the same host.
+# Nothing in the host's /etc is changed. /run/libvirt is the host's, so every
+# client (virsh, the prolog) reaches the daemon at the usual socket.
+#
+# Environment:
+#   SVM_LIBVIRT_STATE  state dir (config, pid files, logs)
+#                      [/run/slurm-vm-test/libvirt]
+#   SVM_LIBVIRT_CACHE  persistent capability cache
+#                      [/var/cache/slurm-vm-test/libvirt]
+#   SVM_LIBVIRT_DEBUG  1: libvirtd debug log (qemu, util, rpc) in the state dir
+#   SVM_LIBVIRT_TIMEOUT seconds to wait for libvirtd to answer [60]
+
+LIBVIRT_URI=qemu:///system
+LIBVIRT_SH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+_libvirt_state() {
+	echo "${SVM_LIBVIRT_STATE:-/run/slurm-vm-test/libvirt}"
+}
+
+_libvirt_log() {
+	echo "libvirt.sh: $*" >&2
+}
+
+# True while PID runs (a zombie does not count: PID 1 here may not reap).
+_libvirt_alive() {
+	local pid=$1 state
+	[ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
+	state=$(sed 's/^.*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null) || return 1
+	[ "$state" != Z ] && [ "$state" != X ]
+}
+
+_libvirt_pid() { # pidfile
+	local pid
+	[ -r "$1" ] || return 1
+	pid=$(tr -dc '0-9' <"$1") # libvirt writes no trailing newline
+	_libvirt_alive "$pid" || return 1
+	echo "$pid"
+}
+
+_libvirt_answers() {
+	virsh -q -c "$LIBVIRT_URI" version >/dev/null 2>&1
+}
+
+# Stop PID (TERM, then KILL after 10 s) and wait until it is gone.
+_libvirt_kill() { # pid name
+	local pid=$1 i
+	_libvirt_alive "$pid" || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 100; i++)); do
+		_libvirt_alive "$pid" || return 0
+		sleep 0.1
+	done
+	_libvirt_log "$2 (pid $pid) ignored SIGTERM for 10 s, killing it"
+	kill -KILL "$pid" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		_libvirt_alive "$pid" || return 0
+		sleep 0.1
+	done
+	_libvirt_log "$2 (pid $pid) does not die"
+	return 1
+}
+
+# Writes the daemons' configuration into $state/etc.
+_libvirt_write_config() { # state
+	local state=$1 etc=$1/etc filters f
+	filters="3:remote 3:util 3:rpc 2:qemu"
+	if [ "${SVM_LIBVIRT_DEBUG:-0}" = 1 ]; then
+		filters="1:qemu 1:util 1:security 1:rpc 3:object 3:event 3:util.json"
+	fi
+	rm -rf "$etc"
+	mkdir -p "$etc"
+	# Keep the host's client-side files (libvirt.conf, ...) visible.
+	for f in /etc/libvirt/*.conf; do
+		[ -f "$f" ] && cp "$f" "$etc/"
+	done
+	for f in libvirtd.conf virtlogd.conf; do
+		sed -e "s|@STATE@|$state|g" -e "s|@LOG_FILTERS@|$filters|g" \
+			"$LIBVIRT_SH_DIR/libvirt/$f.in" >"$etc/$f"
+	done
+	cp "$LIBVIRT_SH_DIR/libvirt/qemu.conf" "$etc/qemu.conf"
+	: >"$state/passwd.bind"
+	if ! getent passwd libvirt-qemu >/dev/null; then
+		cp /etc/passwd "$state/passwd"
+		cp /etc/group "$state/group"
+		echo 'libvirt-qemu:x:64055:64055:libvirt (slurm-vm test namespace):/nonexistent:/usr/sbin/nologin' \
+			>>"$state/passwd"
+		getent group libvirt-qemu >/dev/null ||
+			echo 'libvirt-qemu:x:64055:' >>"$state/group"
+		getent group kvm >/dev/null || echo 'kvm:x:64056:' >>"$state/group"
+		echo 1 >"$state/passwd.bind"
+	fi
+}
+
+# The script run by unshare inside the new mount namespace.
+_libvirt_ns_script() {
+	cat <<'EOF'
+set -e
+state=$1 cache=$2 start_virtlogd=$3
+mount --make-rprivate /
+if [ -s "$state/passwd.bind" ]; then
+	mount --bind "$state/passwd" /etc/passwd
+	mount --bind "$state/group" /etc/group
+fi
+mkdir -p /etc/libvirt /var/cache/libvirt
+mount --bind "$state/etc" /etc/libvirt
+mount --bind "$cache" /var/cache/libvirt
+if [ "$start_virtlogd" = 1 ]; then
+	virtlogd -d -f /etc/libvirt/virtlogd.conf -p "$state/virtlogd.pid"
+fi
+exec libvirtd -d -f /etc/libvirt/libvirtd.conf -p "$state/libvirtd.pid"
+EOF
+}
+
+libvirt_start() {
+	local prefix=${1:-${SVM_LIBVIRT_PREFIX:-svmtest-}}
+	local state cache timeout start_virtlogd=1 pid i
+	state=$(_libvirt_state)
+	cache=${SVM_LIBVIRT_CACHE:-/var/cache/slurm-vm-test/libvirt}
+	timeout=${SVM_LIBVIRT_TIMEOUT:-60}
+	: "$prefix"
+
+	if [ "$(id -u)" != 0 ]; then
+		_libvirt_log "libvirt_start needs root (qemu:///system)"
+		return 1
+	fi
+	local tool
+	for tool in libvirtd virtlogd virsh unshare; do
+		if ! command -v "$tool" >/dev/null; then
+			_libvirt_log "'$tool' not found: run scripts/install-deps.sh"
+			return 1
+		fi
+	done
+
+	if pid=$(_libvirt_pid "$state/libvirtd.pid"); then
+		_libvirt_answers && return 0 # already started by us
+	elif [ -e "$state/foreign" ] && _libvirt_answers; then
+		return 0
+	elif _libvirt_answers; then
+		# Someone else's libvirtd: use it, never stop it.
+		_libvirt_log "using the libvirtd that was already running" \
+			"(not started by the harness; its configuration is its own)"
+		mkdir -p "$state"
+		echo foreign >"$state/foreign"
+		return 0
+	fi
+	# Leftovers of a run that died: clean them before starting anew.
+	libvirt_stop "$prefix" 2>/dev/null || true
+
+	mkdir -p "$state" "$cache" /run/libvirt /var/log/libvirt/qemu
+	rm -f "$state/foreign" "$state/libvirtd.log" "$state/virtlogd.log"
+	_libvirt_write_config "$state"
+	if [ -S /run/libvirt/virtlogd-sock ] &&
+		virt-admin -c virtlogd:///system version >/dev/null 2>&1; then
+		start_virtlogd=0 # a running virtlogd serves us too
+	else
+		rm -f /run/libvirt/virtlogd-sock /run/libvirt/virtlogd-admin-sock
+	fi
+	# No daemon answers on these: stale sockets would make libvirtd fail.
+	rm -f /run/libvirt/libvirt-sock /run/libvirt/libvirt-sock-ro \
+		/run/libvirt/libvirt-admin-sock
+
+	if ! unshare -m --propagation private -- bash -c "$(_libvirt_ns_script)" \
+		libvirt-ns "$state" "$cache" "$start_virtlogd" \
+		>"$state/start.log" 2>&1; then
+		_libvirt_log "starting virtlogd/libvirtd failed:"
+		sed 's/^/  /' "$state/start.log" >&2
+		libvirt_stop "$prefix"
+		return 1
+	fi
+
+	for ((i = 0; i < timeout * 4; i++)); do
+		_libvirt_answers && return 0
+		if [ "$i" -gt 4 ] && ! _libvirt_pid "$state/libvirtd.pid" >/dev/null; then
+			break
+		fi
+		sleep 0.25
+	done
+	_libvirt_log "libvirtd does not answer on $LIBVIRT_URI after ${timeout}s;" \
+		"its log ($state/libvirtd.log) ends with:"
+	grep -E ' (error|warning) ' "$state/libvirtd.log" 2>/dev/null |
+		tail -n 15 | cut -c1-300 | sed 's/^/  /' >&2 || true
+	cp "$state/libvirtd.log" "${TMPDIR:-/tmp}/slurm-vm-libvirtd.failed.log" \
+		2>/dev/null &&
+		_libvirt_log "whole log: ${TMPDIR:-/tmp}/slurm-vm-libvirtd.failed.log"
+	libvirt_stop "$prefix"
+	return 1
+}
+
+# Destroys (and undefines) the domains named PREFIX*, on any libvirtd.
+_libvirt_remove_domains() { # prefix
+	local prefix=$1 dom
+	_libvirt_answers || return 0
+	while read -r dom; do
+		case "$dom" in
+		"$prefix"*) ;;
+		*) continue ;;
+		esac
+		virsh -q -c "$LIBVIRT_URI" destroy "$dom" >/dev/null 2>&1 || true
+		virsh -q -c "$LIBVIRT_URI" undefine --nvram "$dom" >/dev/null 2>&1 ||
+			virsh -q -c "$LIBVIRT_URI" undefine "$dom" >/dev/null 2>&1 ||
+			true
+	done < <(virsh -q -c "$LIBVIRT_URI" list --all --name 2>/dev/null)
+}
+
+# qemu processes of PREFIX* domains whose libvirtd is gone (killed -9): their
+# pid files are in /run/libvirt/qemu.
+_libvirt_kill_orphans() { # prefix
+	local prefix=$1 f pid
+	for f in /run/libvirt/qemu/"$prefix"*.pid; do
+		[ -e "$f" ] || continue
+		if pid=$(_libvirt_pid "$f") &&
+			tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'qemu-system'; then
+			_libvirt_kill "$pid" "qemu of ${f##*/}" || true
+		fi
+		rm -f "$f" "${f%.pid}.xml"
+	done
+}
+
+libvirt_stop() {
+	local prefix=${1:-${SVM_LIBVIRT_PREFIX:-svmtest-}}
+	local state pid rc=0
+	state=$(_libvirt_state)
+
+	_libvirt_remove_domains "$prefix"
+	if [ -e "$state/foreign" ]; then
+		rm -rf "$state"
+		return 0
+	fi
+	if pid=$(_libvirt_pid "$state/libvirtd.pid"); then
+		_libvirt_kill "$pid" libvirtd || rc=1
+	fi
+	_libvirt_kill_orphans "$prefix"
+	if pid=$(_libvirt_pid "$state/virtlogd.pid"); then
+		_libvirt_kill "$pid" virtlogd || rc=1
+	fi
+	# Sockets of our daemons if they died without removing them (never
+	# those of a daemon that answers).
+	if [ -e "$state/libvirtd.pid" ] && ! _libvirt_answers; then
+		rm -f /run/libvirt/libvirt-sock /run/libvirt/libvirt-sock-ro \
+			/run/libvirt/libvirt-admin-sock
+	fi
+	if [ -e "$state/virtlogd.pid" ] &&
+		! virt-admin -c virtlogd:///system version >/dev/null 2>&1; then
+		rm -f /run/libvirt/virtlogd-sock /run/libvirt/virtlogd-admin-sock
+	fi
+	if [ -z "${SVM_KEEP_STATE:-}" ]; then
+		rm -rf "$state"
+	fi
+	return "$rc"
+}

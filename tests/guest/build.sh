@@ -1,0 +1,237 @@
+#!/bin/bash
+# Builds the slurm-vm test guest from Debian packages and the files in
+# tests/guest/files/, without installing anything on the host.
+#
+#   tests/guest/build.sh [--agent PATH] [--force] [--out DIR]
+#
+# Output (default tests/guest/cache/, gitignored):
+#   vmlinuz      Debian 12 kernel (the one linux-image-amd64 depends on)
+#   initrd.img   busybox + virtio/ext4 modules; mounts root= and switch_roots
+#   rootfs.qcow2 ext4 (mke2fs -d, no loop mount): busybox init, prints
+#                SLURM-VM-GUEST-READY on ttyS0 when up, respawns
+#                /usr/sbin/slurm-vm-agent when the image has one, powers off
+#                on the ACPI power button (virsh shutdown)
+#   cmdline      the kernel command line to boot it with
+#
+# Rebuilds only when an input changed: this script, files/, the package
+# versions, the agent binary. Downloads (apt-get download) are kept in
+# cache/debs/.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=$here/cache
+agent=
+force=0
+
+die() {
+	echo "guest/build.sh: $*" >&2
+	exit 1
+}
+
+usage() {
+	sed -n '2,17s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--agent)
+		[ $# -ge 2 ] || die "--agent needs a path"
+		agent=$2
+		shift 2
+		;;
+	--out)
+		[ $# -ge 2 ] || die "--out needs a directory"
+		out=$2
+		shift 2
+		;;
+	--force) force=1; shift ;;
+	-h | --help) usage 0 ;;
+	*) echo "guest/build.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
+	esac
+done
+
+for tool in apt-get apt-cache dpkg-deb mke2fs qemu-img cpio gzip modprobe \
+	sha256sum; do
+	command -v "$tool" >/dev/null ||
+		die "'$tool' not found: run scripts/install-deps.sh as root"
+done
+# mke2fs -d, depmod/modprobe and file ownership in the image need root.
+[ "$(id -u)" = 0 ] || die "run as root (the image's files must be owned by root)"
+
+if [ -n "$agent" ]; then
+	if [ ! -f "$agent" ] || [ ! -x "$agent" ]; then
+		die "--agent $agent: not an executable file"
+	fi
+	# A dynamic agent would not run: the guest has no libc.
+	if command -v file >/dev/null &&
+		file -L "$agent" | grep -q 'dynamically linked'; then
+		die "--agent $agent is dynamically linked; build it static"
+	fi
+fi
+
+# Package versions: the kernel linux-image-amd64 depends on, busybox-static.
+pkg_field() { # package field
+	apt-cache show --no-all-versions "$1" 2>/dev/null |
+		sed -n "s/^$2: //p" | head -n 1
+}
+kmeta_dep=$(pkg_field linux-image-amd64 Depends)
+kpkg=$(printf '%s\n' "$kmeta_dep" | tr ',' '\n' |
+	sed -n 's/^ *\(linux-image-[0-9][^ ]*-amd64\).*/\1/p' | head -n 1)
+[ -n "$kpkg" ] ||
+	die "cannot find the kernel package of linux-image-amd64 (apt-get update?)"
+kver_pkg=$(pkg_field "$kpkg" Version)
+bb_ver=$(pkg_field busybox-static Version)
+if [ -z "$kver_pkg" ] || [ -z "$bb_ver" ]; then
+	die "apt-cache does not know $kpkg or busybox-static: run apt-get update"
+fi
+kver=${kpkg#linux-image-}
+
+agent_sum=none
+[ -n "$agent" ] && agent_sum=$(sha256sum <"$agent" | cut -d' ' -f1)
+inputs_sum=$(
+	{
+		sha256sum <"$0"
+		(cd "$here/files" && find . -type f | LC_ALL=C sort |
+			xargs sha256sum)
+		echo "$kpkg=$kver_pkg busybox-static=$bb_ver agent=$agent_sum"
+	} | sha256sum | cut -d' ' -f1
+)
+
+mkdir -p "$out/debs"
+outputs="$out/vmlinuz $out/initrd.img $out/rootfs.qcow2 $out/cmdline"
+print_paths() {
+	for f in $outputs; do
+		echo "$f"
+	done
+}
+if [ "$force" = 0 ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$inputs_sum" ]; then
+	all=1
+	for f in $outputs; do [ -s "$f" ] || all=0; done
+	if [ "$all" = 1 ]; then
+		echo "guest/build.sh: up to date ($kpkg $kver_pkg, busybox $bb_ver)" >&2
+		print_paths
+		exit 0
+	fi
+fi
+
+# Download (kept): apt-get download names files pkg_ver_arch.deb, with the
+# epoch's ':' escaped as %3a.
+deb_of() { # package version
+	local v=${2//:/%3a}
+	echo "$out/debs/${1}_${v}_amd64.deb"
+}
+for p in "$kpkg=$kver_pkg" "busybox-static=$bb_ver"; do
+	name=${p%%=*}
+	ver=${p#*=}
+	deb=$(deb_of "$name" "$ver")
+	[ -s "$deb" ] && continue
+	echo "guest/build.sh: downloading $name $ver" >&2
+	(cd "$out/debs" && apt-get download -q -o APT::Sandbox::User=root "$p" >&2) ||
+		die "apt-get download $p failed (network? apt-get update?)"
+	[ -s "$deb" ] || die "apt-get download $p did not produce $deb"
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/svm-guest.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+echo "guest/build.sh: building in $tmp" >&2
+
+dpkg-deb -x "$(deb_of "$kpkg" "$kver_pkg")" "$tmp/kernel"
+dpkg-deb -x "$(deb_of busybox-static "$bb_ver")" "$tmp/busybox"
+busybox=$tmp/busybox/bin/busybox
+[ -x "$busybox" ] || die "busybox-static has no bin/busybox"
+[ -f "$tmp/kernel/boot/vmlinuz-$kver" ] || die "no vmlinuz-$kver in $kpkg"
+
+# Modules and their dependencies, in load order. depmod on the extracted tree
+# (the deb ships no modules.dep), then modprobe --show-depends.
+# virtio_pci: the bus; virtio_blk: root disk; ext4: root fs;
+# virtio_console: the agent channel; virtio_net: later; button+evdev: ACPI
+# power button for busybox acpid.
+modules="virtio_pci virtio_blk ext4 virtio_console virtio_net button evdev"
+depmod -b "$tmp/kernel" "$kver"
+mkdir -p "$tmp/initrd"
+: >"$tmp/initrd/modules.list"
+for m in $modules; do
+	modprobe -d "$tmp/kernel" -S "$kver" --show-depends "$m" ||
+		die "module $m not found in $kpkg"
+done | while read -r kind path _; do
+	# "insmod /abs/path.ko [opts]" or "builtin name"
+	[ "$kind" = insmod ] || continue
+	rel=${path#"$tmp/kernel"}
+	grep -qxF "$rel" "$tmp/initrd/modules.list" && continue
+	mkdir -p "$tmp/initrd$(dirname "$rel")"
+	case "$rel" in
+	*.ko) cp "$path" "$tmp/initrd$rel" ;;
+	*.ko.xz) xz -dc "$path" >"$tmp/initrd${rel%.xz}"; rel=${rel%.xz} ;;
+	*.ko.zst) zstd -qdc "$path" >"$tmp/initrd${rel%.zst}"; rel=${rel%.zst} ;;
+	*) die "unexpected module file $rel" ;;
+	esac
+	echo "$rel" >>"$tmp/initrd/modules.list"
+done
+[ -s "$tmp/initrd/modules.list" ] || die "no modules selected"
+
+# initrd: busybox (applet links made by /init at boot), modules, /init.
+mkdir -p "$tmp/initrd/bin" "$tmp/initrd/dev" "$tmp/initrd/proc" \
+	"$tmp/initrd/sys" "$tmp/initrd/newroot"
+cp "$busybox" "$tmp/initrd/bin/busybox"
+ln -s busybox "$tmp/initrd/bin/sh"
+install -m 755 "$here/files/initrd-init" "$tmp/initrd/init"
+(cd "$tmp/initrd" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 >"$tmp/initrd.img"
+
+# rootfs: busybox with all applet links, init files, users.
+r=$tmp/rootfs
+mkdir -p "$r"/{bin,sbin,usr/bin,usr/sbin,etc/init.d,etc/acpi/PWRF,root,tmp,proc,sys,dev,run,var/log,home}
+chmod 1777 "$r/tmp"
+chmod 700 "$r/root"
+cp "$busybox" "$r/bin/busybox"
+"$busybox" --list-full | while read -r applet; do
+	case "$applet" in
+	bin/busybox) continue ;;
+	bin/*) target=busybox ;;
+	sbin/*) target=../bin/busybox ;;
+	usr/bin/* | usr/sbin/*) target=../../bin/busybox ;;
+	*) continue ;;
+	esac
+	[ -e "$r/$applet" ] || ln -s "$target" "$r/$applet"
+done
+[ -L "$r/sbin/init" ] || die "busybox has no init applet"
+[ -L "$r/bin/sh" ] || ln -s busybox "$r/bin/sh"
+install -m 644 "$here/files/inittab" "$r/etc/inittab"
+install -m 755 "$here/files/rcS" "$r/etc/init.d/rcS"
+install -m 755 "$here/files/agent" "$r/etc/init.d/agent"
+install -m 755 "$here/files/shutdown" "$r/etc/init.d/shutdown"
+install -m 755 "$here/files/acpi-power" "$r/etc/acpi/PWRF/00000080"
+cat >"$r/etc/passwd" <<'EOF'
+root:x:0:0:root:/root:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+EOF
+cat >"$r/etc/group" <<'EOF'
+root:x:0:
+tty:x:5:
+nogroup:x:65534:
+EOF
+echo 'root::0:0:99999:7:::' >"$r/etc/shadow"
+chmod 600 "$r/etc/shadow"
+echo slurm-vm-guest >"$r/etc/hostname"
+echo '127.0.0.1 localhost' >"$r/etc/hosts"
+: >"$r/etc/fstab"
+if [ -n "$agent" ]; then
+	install -m 755 "$agent" "$r/usr/sbin/slurm-vm-agent"
+fi
+
+mke2fs -q -t ext4 -L svm-root -O ^has_journal -d "$r" -F \
+	"$tmp/rootfs.img" 64M >&2
+qemu-img convert -f raw -O qcow2 "$tmp/rootfs.img" "$tmp/rootfs.qcow2"
+
+# Kernel command line the test domains use; svm.hostname= is appended.
+echo "console=ttyS0 root=/dev/vda rw loglevel=4 panic=-1" >"$tmp/cmdline"
+
+cp "$tmp/kernel/boot/vmlinuz-$kver" "$tmp/vmlinuz"
+for f in vmlinuz initrd.img rootfs.qcow2 cmdline; do
+	mv -f "$tmp/$f" "$out/$f"
+done
+echo "$inputs_sum" >"$out/stamp"
+echo "guest/build.sh: built from $kpkg $kver_pkg, busybox-static $bb_ver" \
+	"($(wc -l <"$tmp/initrd/modules.list") modules)" >&2
+print_paths
