@@ -70,11 +70,14 @@ for t in "${tests[@]}"; do
 	mkdir -p "$current_root"
 	chmod 0755 "$current_root"
 	t0=$(date +%s)
-	HARNESS_TMPROOT=$current_root timeout -k 30 "$secs" bash "$t" >"$out" 2>&1 </dev/null
+	# (The braces keep bash's "Killed" notice out of this script's output.)
+	{ HARNESS_TMPROOT=$current_root timeout -k 30 "$secs" bash "$t" \
+		>"$out" 2>&1 </dev/null; } 2>/dev/null
 	rc=$?
 	dt=$(($(date +%s) - t0))
 	# Leftovers of a test that was killed before its EXIT trap ran.
-	harness_sweep "$current_root" 2>>"$out"
+	sweep=$(harness_sweep "$current_root" 2>&1)
+	[ -z "$sweep" ] || printf '%s\n' "$sweep" >>"$out"
 	case "$rc" in
 	0)
 		echo "PASS $name (${dt}s)"
@@ -87,7 +90,11 @@ for t in "${tests[@]}"; do
 		;;
 	*)
 		why=""
-		[ "$rc" = 124 ] || [ "$rc" = 137 ] && why=", timed out after ${secs}s"
+		if [ "$rc" = 124 ] || { [ "$rc" = 137 ] && [ "$dt" -ge "$secs" ]; }; then
+			why=", timed out after ${secs}s"
+		elif [ "$rc" -gt 128 ]; then
+			why=" (killed by signal $((rc - 128)))"
+		fi
 		echo "FAIL $name (${dt}s)"
 		echo "---- $name: exit status $rc$why; last $tail_lines lines of $out:"
 		tail -n "$tail_lines" "$out" | sed 's/^/    /'
