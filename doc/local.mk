@@ -1,1 +1,2 @@
-# doc: see its sources
+# doc: man pages. Each page adds itself in its own fragment.
+include $(srcdir)/doc/slurm-vm.mk
