@@ -208,6 +208,21 @@ static void plan_devs_free(struct plan_devs *d)
 	free(d->req);
 }
 
+/* --gpus takes GPUs, --ibvfs InfiniBand/RoCE VFs: nothing else. */
+static int plan_check_kind(const struct pci_device *dev, const char *gres)
+{
+	bool gpu = strcmp(gres, "gpu") == 0;
+
+	if (gpu ? dev->kind == PCI_KIND_GPU
+		: (dev->kind == PCI_KIND_IB || dev->kind == PCI_KIND_ROCE) &&
+			    dev->is_vf)
+		return 0;
+	log_error("%s is a %s%s function (class %06x), not %s", dev->addr,
+		  pci_kind_name(dev->kind), dev->is_vf ? " VF" : "", dev->class,
+		  gpu ? "a GPU" : "an InfiniBand or RoCE VF");
+	return -EINVAL;
+}
+
 static int plan_add_devices(const char *sysfs, const char *list,
 			    const char *gres, struct plan_devs *d)
 {
@@ -226,6 +241,11 @@ static int plan_add_devices(const char *sysfs, const char *list,
 		r = devices_read(sysfs, addrs[i], &d->devs[k]);
 		if (r < 0)
 			return r;
+		r = plan_check_kind(&d->devs[k], gres);
+		if (r < 0) {
+			pci_device_clear(&d->devs[k]);
+			return r;
+		}
 		d->req[k] = (struct plan_device_request){
 			.dev = &d->devs[k], .gres = gres, .gres_index = -1};
 		d->n++;

@@ -59,19 +59,6 @@ static void text_elem(struct xw *x, const char *name, const char *text)
 		 xmlTextWriterWriteElement(x->w, BAD_CAST name, BAD_CAST text));
 }
 
-static void textf_elem(struct xw *x, const char *name, const char *fmt, ...)
-	_printf_(3, 4);
-static void textf_elem(struct xw *x, const char *name, const char *fmt, ...)
-{
-	char buf[128];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	text_elem(x, name, buf);
-}
-
 /* An empty element with attribute pairs, NULL-terminated. */
 static void empty(struct xw *x, const char *name, ...)
 {
@@ -351,7 +338,7 @@ static unsigned port_index(const struct plan *plan, size_t dev)
 
 static void write_buses(struct xw *x, const struct plan *plan)
 {
-	char addr[PCI_ADDR_MAX];
+	char addr[PCI_ADDR_MAX], node[16];
 
 	if (!plan->n_devices)
 		return;
@@ -364,7 +351,8 @@ static void write_buses(struct xw *x, const struct plan *plan)
 		attr(x, "model", "pcie-expander-bus");
 		start(x, "target");
 		attrf(x, "busNr", "%u", plan->pxbs[i].bus_nr);
-		textf_elem(x, "node", "%u", plan->pxbs[i].cell);
+		snprintf(node, sizeof(node), "%u", plan->pxbs[i].cell);
+		text_elem(x, "node", node);
 		end(x);
 		end(x);
 	}

@@ -50,8 +50,8 @@ common=(--sysfs "$sysfs" --job-id 4242 --uid 1000
 	--channel "$work/agent.sock" --kernel "$work/vmlinuz"
 	--initrd "$work/initrd" --cmdline "console=ttyS0 quiet")
 
-# plan NAME ARGS...: writes $work/NAME.xml, validates and defines it
-plan() {
+# generate NAME ARGS...: writes $work/NAME.xml and validates it
+generate() {
 	local name=$1 out
 	shift
 	"$svm" plan --xml --name "svmtest-$name" "${common[@]}" "$@" \
@@ -59,6 +59,12 @@ plan() {
 		fail "slurm-vm plan ($name): $(cat "$work/$name.err")"
 	out=$(virt-xml-validate "$work/$name.xml" domain 2>&1) ||
 		fail "virt-xml-validate ($name): $out"
+}
+
+# plan NAME ARGS...: generates, validates and defines on test:///default
+plan() {
+	local name=$1 out
+	generate "$@"
 	out=$(virsh -q -c test:///default define "$work/$name.xml" 2>&1) ||
 		fail "test:///default define ($name): $out"
 	echo "ok: $name validates and defines"
@@ -104,13 +110,8 @@ live=(--cpus "$cpu" --mem 1G --set RequireLocality=no --set DomainType=qemu
 	--set CpuMode=maximum --gpus 0000:01:00.0 --ibvfs 0000:e1:00.1)
 
 native() { # name ARGS...: the qemu argv in $work/NAME.argv
-	local name=$1 out
-	shift
-	"$svm" plan --xml --name "svmtest-$name" "${common[@]}" "$@" \
-		>"$work/$name.xml" 2>"$work/$name.err" ||
-		fail "slurm-vm plan ($name): $(cat "$work/$name.err")"
-	out=$(virt-xml-validate "$work/$name.xml" domain 2>&1) ||
-		fail "virt-xml-validate ($name): $out"
+	local name=$1
+	generate "$@"
 	timeout 240 virsh -q -c qemu:///system domxml-to-native qemu-argv \
 		"$work/$name.xml" >"$work/$name.argv" 2>"$work/$name.nerr" ||
 		fail "domxml-to-native ($name): $(cat "$work/$name.nerr")"
