@@ -502,6 +502,72 @@ int devices_vfio_path(const struct pci_device *dev, char *buf, size_t size)
 	return 0;
 }
 
+bool devices_is_gpu_companion(const struct pci_device *gpu,
+			      const struct pci_function *f)
+{
+	unsigned cls = f->class >> 8;
+
+	return gpu->kind == PCI_KIND_GPU && !f->is_vf &&
+	       strncmp(gpu->addr, f->addr, 10) == 0 && /* "dddd:bb:ss" */
+	       strcmp(gpu->addr, f->addr) != 0 &&
+	       (cls == 0x0403 || cls == 0x0c03 || cls == 0x0c80);
+}
+
+static bool companion_in(const struct device_list *list,
+			 const struct pci_function *f)
+{
+	for (size_t i = 0; i < list->n; i++)
+		if (devices_is_gpu_companion(&list->v[i], f))
+			return true;
+	return false;
+}
+
+int devices_read_group(const char *sysfs_root, int group,
+		       struct device_list *list)
+{
+	_cleanup_free_ struct pci_function *funcs = NULL;
+	size_t n = 0, k = 0;
+	int r;
+
+	list->v = NULL;
+	list->n = 0;
+	r = devices_iommu_group(sysfs_root, group, &funcs, &n);
+	if (r < 0)
+		return r == -ENOENT ? r : -EINVAL;
+	list->v = calloc(n + 1, sizeof(*list->v));
+	if (!list->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if ((funcs[i].class >> 16) == 0x06)
+			continue; /* bridges stay with the host */
+		r = devices_read(sysfs_root, funcs[i].addr, &list->v[list->n]);
+		if (r < 0) {
+			device_list_free(list);
+			return r;
+		}
+		list->n++;
+	}
+	/* companions go with their GPU, not as devices of their own */
+	for (size_t i = 0; i < list->n; i++) {
+		struct pci_function f = {.class = list->v[i].class,
+					 .is_vf = list->v[i].is_vf};
+
+		strcpy(f.addr, list->v[i].addr);
+		if (companion_in(list, &f))
+			pci_device_clear(&list->v[i]);
+		else
+			list->v[k++] = list->v[i];
+	}
+	list->n = k;
+	if (!k) {
+		device_list_free(list);
+		log_error("IOMMU group %d holds no function to pass through",
+			  group);
+		return -ENODEV;
+	}
+	return 0;
+}
+
 static void pci_error_quiet(char *msg, ...)
 {
 }

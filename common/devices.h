@@ -77,6 +77,16 @@ int devices_vfio_path(const struct pci_device *dev, char *buf, size_t size);
 /* PCI functions of IOMMU group @group (sorted), for checking a File=. */
 int devices_iommu_group(const char *sysfs_root, int group,
 			struct pci_function **funcs, size_t *n);
+/* The devices to plan for IOMMU group @group (a gres File=/dev/vfio/N):
+ * every function of the group but bridges and a GPU's companions on its
+ * slot (audio, USB, UCSI: the planner passes those with their GPU), sorted.
+ * -ENOENT if the group does not exist, -ENODEV if it holds nothing to pass. */
+int devices_read_group(const char *sysfs_root, int group,
+		       struct device_list *list);
+/* A GPU's HDMI audio, USB-C or UCSI function on the GPU's slot. */
+bool devices_is_gpu_companion(const struct pci_device *gpu,
+			      const struct pci_function *f);
+
 /* Vendor and device names from pci.ids; "10de:20b0" when unknown.
  * Returns a malloc'd string or NULL on ENOMEM. */
 char *devices_model_name(const struct pci_device *dev);

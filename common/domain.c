@@ -421,6 +421,8 @@ static void write_devices(struct xw *x, const struct plan *plan,
 	for (size_t d = 0; d < plan->n_devices; d++)
 		write_hostdev(x, plan, d, p);
 	write_console(x, p);
+	/* nothing the job did not ask for: no USB, no balloon */
+	empty(x, "controller", "type", "usb", "model", "none", NULL);
 	empty(x, "memballoon", "model", "none", NULL);
 	end(x);
 }

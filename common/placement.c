@@ -463,23 +463,6 @@ static int plan_emulator(hwloc_topology_t h, const struct plan_request *req,
 
 /* ---------------------------------------------------------------------- */
 
-static bool same_slot(const char *a, const char *b)
-{
-	return strncmp(a, b, 10) == 0; /* "dddd:bb:ss" */
-}
-
-/* Functions that come with a GPU on its slot and go with it: HDMI audio,
- * USB-C controller and its UCSI function. */
-static bool is_gpu_companion(const struct pci_device *dev,
-			     const struct pci_function *f)
-{
-	unsigned cls = f->class >> 8;
-
-	return dev->kind == PCI_KIND_GPU && !f->is_vf &&
-	       same_slot(dev->addr, f->addr) &&
-	       (cls == 0x0403 || cls == 0x0c03 || cls == 0x0c80);
-}
-
 static bool requested(const struct plan_request *req, const char *addr)
 {
 	for (size_t i = 0; i < req->n_devices; i++)
@@ -505,7 +488,7 @@ static int plan_device_funcs(const struct plan_request *req,
 			continue;
 		if ((f->class >> 16) == 0x06)
 			continue; /* bridges stay with the host */
-		if (!is_gpu_companion(dev, f))
+		if (!devices_is_gpu_companion(dev, f))
 			return refuse(plan, PLAN_REFUSE_GROUP, EPERM,
 				      "IOMMU group %d of %s also holds %s "
 				      "(class %06x), which the job was not "

@@ -216,6 +216,31 @@ static void test_bad_sysfs(void **state)
 	assert_non_null(strstr(last_error, "SysfsRoot"));
 }
 
+static void test_read_group(void **state)
+{
+	struct device_list l;
+
+	/* GPU + its audio: the GPU only, the planner adds the audio */
+	assert_int_equal(devices_read_group(NODE, 10, &l), 0);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.v[0].addr, "0000:01:00.0");
+	device_list_free(&l);
+	/* two GPUs behind a bridge: both, not the bridge */
+	assert_int_equal(devices_read_group(NODE, 20, &l), 0);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.v[1].addr, "0000:42:00.0");
+	device_list_free(&l);
+	assert_int_equal(devices_read_group(NODE, 41, &l), 0);
+	assert_int_equal(l.n, 2);
+	assert_true(l.v[0].is_vf && l.v[1].is_vf);
+	device_list_free(&l);
+	/* a bridge alone */
+	assert_int_equal(devices_read_group(NODE, 1, &l), -ENODEV);
+	assert_int_equal(devices_read_group(NODE, 99, &l), -ENOENT);
+	assert_null(l.v);
+	assert_int_equal(devices_read_group(NODE, -1, &l), -EINVAL);
+}
+
 static void test_gres_type(void **state)
 {
 	struct pci_device d = {.vendor = 0x10de, .device = 0x20b0};
@@ -252,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_numa_minus_one),
 		cmocka_unit_test(test_no_iommu),
 		cmocka_unit_test(test_bad_sysfs),
+		cmocka_unit_test(test_read_group),
 		cmocka_unit_test(test_gres_type),
 	};
 
