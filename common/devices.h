@@ -6,11 +6,15 @@
  * function in it), bound driver and RDMA device.
  *
  * Everything is read from a sysfs root given by the caller (vm.conf
- * SysfsRoot, "/sys" in production, a fixture tree in tests). sysfs is read
- * directly: libpci's sysfs backend wants the "config" and "resource" files
- * and calls exit() on some errors, so it only provides names (pci.ids).
- * Malformed sysfs (missing files, odd values, dangling links) is an error
- * with the path and what was expected, never a crash.
+ * SysfsRoot, "/sys" in production, a fixture tree in tests), directly.
+ * libpci (PCI_ACCESS_SYS_BUS_PCI with sysfs.path = ROOT/bus/pci) does read
+ * the fixture trees, but tried on tests/fixtures/sysfs/bad it turns a
+ * missing vendor into ffff, "0x10de0000" into 0000, numa_node 99999999999
+ * into 1215752191 and "zero" into 0 without a word, knows nothing of
+ * physfn/virtfn or infiniband/, and its default error handler exit()s. So
+ * libpci only provides names (pci.ids). Malformed sysfs (missing files, odd
+ * values, dangling links) is an error naming the path and what was
+ * expected, never a crash.
  */
 #include <stdbool.h>
 #include <stddef.h>
