@@ -8,3 +8,7 @@ admin_slurm_vm_SOURCES = \
 	admin/cmd_plan.c
 admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS)
 admin_slurm_vm_LDADD = common/libslurmvm.la
+
+# The tool on the fixtures, in `make check`.
+TESTS += admin/test-slurm-vm.sh
+dist_noinst_SCRIPTS += admin/test-slurm-vm.sh

@@ -1,0 +1,97 @@
+#!/bin/bash
+# `make check` test of the slurm-vm tool on the sysfs fixture and a real
+# 2-node topology: gres.conf lines (golden), plan summaries, refusals, exit
+# statuses. Run from the build directory (automake sets $srcdir).
+set -euo pipefail
+
+src=$(cd "${srcdir:-.}" && pwd)
+svm=${SLURM_VM:-./admin/slurm-vm}
+sysfs=$src/tests/fixtures/sysfs/node-gpu-ib
+topo=$src/tests/fixtures/topology/32em64t-2n8c2t-pci-normalio.xml
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+expect_status() { # STATUS CMD...: runs CMD, output in $out/o, $out/e
+	local want=$1 got=0
+	shift
+	"$@" >"$out/o" 2>"$out/e" || got=$?
+	[ "$got" = "$want" ] ||
+		fail "$* exited $got, not $want: $(cat "$out/e")"
+}
+
+# gres, prebound: only functions bound to vfio-pci, one line per group
+expect_status 0 "$svm" gres --sysfs "$sysfs" --topology "$topo"
+grep -v '^#' "$out/o" >"$out/lines"
+cat >"$out/want" <<'LINES'
+Name=gpu Type=a100_sxm4_40gb File=/dev/vfio/10 Cores=0-7
+Name=gpu Type=a100_sxm4_40gb File=/dev/vfio/20 Cores=8-15
+Name=ibvf File=/dev/vfio/31 Cores=8-15
+Name=ibvf File=/dev/vfio/32 Cores=8-15
+Name=ibvf File=/dev/vfio/41
+Name=ibvf File=/dev/vfio/51 Cores=0-7
+LINES
+# the model name depends on the installed pci.ids: compare without Type=
+sed -i 's/ Type=[a-z0-9_]*//' "$out/lines" "$out/want"
+diff -u "$out/want" "$out/lines" || fail "gres lines differ"
+grep -q 'skipped 0000:02:00.0 (gpu): bound to nvidia' "$out/o" ||
+	fail "no note about the GPU bound to nvidia"
+grep -q '0000:c1:00.1: NUMA node unknown' "$out/o" ||
+	fail "no note about the unknown NUMA node"
+grep -q 'may change across' "$out/o" || fail "no warning about group numbers"
+
+# managed: unbound functions too, each with a warning
+expect_status 0 "$svm" gres --sysfs "$sysfs" --topology "$topo" \
+	--set DeviceBinding=managed
+for g in 11 33 34; do
+	grep -q "^Name=.* File=/dev/vfio/$g " "$out/o" || fail "managed: no group $g"
+	grep -q "WARNING: .*/dev/vfio/$g exists only while" "$out/o" ||
+		fail "managed: no warning for group $g"
+done
+
+expect_status 1 "$svm" gres --sysfs "$src/tests/fixtures/sysfs/bad"
+grep -q 'is not a' "$out/e" || fail "bad sysfs: no reason"
+
+# plan: summary of a two-cell guest
+expect_status 0 "$svm" plan --summary --sysfs "$sysfs" --topology "$topo" \
+	--cpus 0-1,16-17,8-9,24-25 --mem 8G --housekeeping 7 \
+	--gpus 01:00.0 --ibvfs 81:00.1
+grep -q '^vCPUs: 8 (sockets 2, cores 2, threads 2)' "$out/o" ||
+	fail "plan: $(cat "$out/o")"
+grep -q '^cell 1: host NUMA node 1' "$out/o" || fail "plan: no cell 1"
+grep -q '^device 0000:01:00.0 .* guest cell 0.* +0000:01:00.1' "$out/o" ||
+	fail "plan: GPU without its audio function"
+grep -q '^device 0000:81:00.1 .* guest cell 1' "$out/o" ||
+	fail "plan: VF not in cell 1"
+! grep -q '<domain' "$out/o" || fail "--summary printed XML"
+
+expect_status 0 "$svm" plan --xml --sysfs "$sysfs" --topology "$topo" \
+	--cpus 8-11 --mem 4G --ibvfs 81:00.1 --set DeviceAttach=emulate
+grep -q "<rng model=\"virtio\">" "$out/o" || fail "emulate: no stand-in"
+! grep -q "<hostdev" "$out/o" || fail "emulate: hostdev"
+
+# refusals: exit 1 with the reason
+expect_status 1 "$svm" plan --sysfs "$sysfs" --topology "$topo" \
+	--cpus 0-3 --mem 4G --ibvfs 81:00.1
+grep -q 'NUMA node 1 where the job has no CPUs' "$out/e" || fail "locality"
+expect_status 1 "$svm" plan --sysfs "$sysfs" --topology "$topo" \
+	--cpus 8-11 --mem 4G --gpus 41:00.0
+grep -q 'IOMMU group 20' "$out/e" || fail "group"
+expect_status 1 "$svm" plan --sysfs "$sysfs" --topology "$topo" \
+	--cpus 0-3 --mem 256 --set MemOverhead=512
+grep -q 'MemOverhead' "$out/e" || fail "memory"
+expect_status 1 "$svm" plan --sysfs "$sysfs" --topology "$topo" \
+	--cpus 0-3 --mem 4G --gpus 81:00.1
+grep -q 'not a GPU' "$out/e" || fail "kind"
+
+# usage
+expect_status 2 "$svm"
+expect_status 2 "$svm" frobnicate
+expect_status 2 "$svm" plan --cpus 0
+expect_status 0 "$svm" --help
+expect_status 0 "$svm" plan --help
+echo PASS
