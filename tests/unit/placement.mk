@@ -16,3 +16,7 @@ tests_unit_test_domain_CPPFLAGS = $(UNIT_CPPFLAGS) $(LIBXML_CFLAGS)
 tests_unit_test_domain_LDADD = $(UNIT_LDADD) $(LIBXML_LIBS)
 tests_unit_test_slurm_map_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_slurm_map_LDADD = $(UNIT_LDADD)
+
+# sysfs trees (made by tests/fixtures/mksysfs.py) and hwloc topologies
+EXTRA_DIST += tests/fixtures/mksysfs.py tests/fixtures/sysfs \
+	tests/fixtures/topology tests/cluster/test_domain_xml.sh
