@@ -18,6 +18,19 @@
  * of slurmd's own topology (hwloc_topo_whole.xml in SlurmdSpoolDir); its
  * OS CPU ids are that core's PUs' os_index. Without Core objects slurmd
  * counts PUs as cores.
+ *
+ * The prolog's path from Slurm's allocation to a domain:
+ *
+ *   vmconf_load()                        SysfsRoot, TopologyFile, ...
+ *   topology_load(slurmd's hwloc_topo_whole.xml or TopologyFile or NULL)
+ *   slurm_cores_to_cpus(topo, "<job core ids on this node>", 0, &cpus)
+ *   slurm_gres_detail_indices(gres_detail_str, "gpu"/"ibvf", &idx, &n)
+ *   slurm_gres_file_expand() on each gres.conf File= of that name, in order
+ *   slurm_gres_index_files(files, NULL, NULL, &indexed): indexed[idx[i]]
+ *   slurm_vfio_file_group(indexed[idx[i]], &group)
+ *   devices_read_group(sysfs_root, group, &list): plan_device_request each
+ *   plan_compute(topo, &req, &plan)       refusal: plan.refusal, plan.reason
+ *   domain_xml_build(&plan, &params, &xml)
  */
 #include <stdbool.h>
 #include <stddef.h>
