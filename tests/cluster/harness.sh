@@ -396,6 +396,8 @@ _harness_write_config() {
 	# Start batch jobs at once, not on the next 3 s scheduling tick.
 	echo "SchedulerParameters=batch_sched_delay=0" >>"$etc/slurm.conf"
 
+	# cli_filter/lua reads cli_filter.lua beside slurm.conf.
+	install -m 0644 "$HARNESS_ETC_EXAMPLES/cli_filter.lua" "$etc/cli_filter.lua"
 	harness_render "$HARNESS_ETC_EXAMPLES/plugstack.conf.example" \
 		"$etc/plugstack.conf" \
 		SPANK_VM_SO="$HARNESS_BIN/spank_vm.so" \
