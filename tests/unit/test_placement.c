@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <hwloc.h>
 
 #include "devices.h"
 #include "log.h"
@@ -474,6 +475,76 @@ static void test_hugepages_synthetic(void **state)
 	topology_free(t);
 }
 
+/* Random jobs on every topology: the invariants hold for all of them. */
+static void check_random_plan(struct topology *t, hwloc_const_bitmap_t job,
+			      const struct plan *p)
+{
+	hwloc_topology_t h = topology_hwloc(t);
+	hwloc_bitmap_t seen = hwloc_bitmap_alloc();
+
+	check_pins_unique(p);
+	assert_int_equal(p->n_vcpus, hwloc_bitmap_weight(job));
+	for (unsigned v = 0; v < p->n_vcpus; v++) {
+		const struct plan_vcpu *vc = &p->vcpus[v];
+		hwloc_obj_t node = hwloc_get_numanode_obj_by_os_index(
+			h, p->cells[vc->cell].host_node);
+
+		assert_true(hwloc_bitmap_isset(job, vc->pu));
+		assert_true(hwloc_bitmap_isset(node->cpuset, vc->pu));
+		assert_true(v >= p->cells[vc->cell].first_vcpu &&
+			    v < p->cells[vc->cell].first_vcpu +
+					    p->cells[vc->cell].n_vcpus);
+		/* the threads of one guest core share one host core */
+		if (v % p->threads)
+			assert_int_equal(vc->host_core,
+					 p->vcpus[v - 1].host_core);
+		hwloc_bitmap_set(seen, vc->pu);
+	}
+	assert_true(hwloc_bitmap_isequal(seen, job));
+	for (unsigned c = 1; c < p->n_cells; c++)
+		assert_true(p->cells[c].host_node > p->cells[c - 1].host_node);
+	hwloc_bitmap_free(seen);
+}
+
+static void test_random_jobs(void **state)
+{
+	const char *topos[] = {WESTMERE, SANDY, OPTERON, POWER8,
+			       TOPO("synthetic-2x4.xml")};
+	unsigned seed = 12345;
+
+	for (size_t i = 0; i < ARRAY_SIZE(topos); i++) {
+		struct topology *t = load(topos[i]);
+		hwloc_topology_t h = topology_hwloc(t);
+		hwloc_const_bitmap_t all =
+			hwloc_topology_get_complete_cpuset(h);
+
+		for (int round = 0; round < 300; round++) {
+			hwloc_bitmap_t job = hwloc_bitmap_alloc();
+			char *list = NULL;
+			struct plan p;
+			int pu;
+
+			hwloc_bitmap_foreach_begin(pu, all)
+			{
+				if (rand_r(&seed) % 4 == 0)
+					hwloc_bitmap_set(job, pu);
+			}
+			hwloc_bitmap_foreach_end();
+			if (hwloc_bitmap_iszero(job))
+				hwloc_bitmap_set(job, hwloc_bitmap_first(all));
+			hwloc_bitmap_list_asprintf(&list, job);
+			struct plan_request req = {.cpus = list,
+						   .mem_mib = 1024};
+			assert_int_equal(plan_compute(t, &req, &p), 0);
+			check_random_plan(t, job, &p);
+			plan_free(&p);
+			free(list);
+			hwloc_bitmap_free(job);
+		}
+		topology_free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_refusals),
 		cmocka_unit_test(test_memory_refusals),
 		cmocka_unit_test(test_hugepages_synthetic),
+		cmocka_unit_test(test_random_jobs),
 	};
 
 	log_open("test_placement");
