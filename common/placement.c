@@ -712,10 +712,11 @@ void plan_free(struct plan *plan)
 
 int plan_cell_vcpus(const struct plan *plan, unsigned cell, char **list)
 {
-	const struct plan_cell *c = &plan->cells[cell];
+	const struct plan_cell *c;
 
-	if (cell >= plan->n_cells || !c->n_vcpus)
+	if (cell >= plan->n_cells || !plan->cells[cell].n_vcpus)
 		return -EINVAL;
+	c = &plan->cells[cell];
 	if (c->n_vcpus == 1)
 		return asprintf(list, "%u", c->first_vcpu) < 0 ? -ENOMEM : 0;
 	return asprintf(list, "%u-%u", c->first_vcpu,
