@@ -205,6 +205,19 @@ harness_node_isolate() {
 	HARNESS_NODE_ISOLATED[$name]=1
 }
 
+# slurmstepd listens on SlurmdSpoolDir/<node>_<job>.<step> and qemu, the
+# relay and libvirt put sockets under the harness directory too: a path
+# longer than a unix socket allows (107 bytes) fails only when a job starts
+# ("Unix socket path ... is too long" and a held job). Refuse it up front.
+_harness_check_path_length() {
+	local node sock
+	for node in "${HARNESS_NODES[@]}"; do
+		sock="$HARNESS_DIR/spool/$node/${node}_4294967295.4294967295"
+		[ "${#sock}" -le 100 ] ||
+			harness_die "harness directory $HARNESS_DIR is too deep for unix sockets ($sock: ${#sock} bytes, at most 100 here): use a shorter HARNESS_TMPROOT or node name"
+	done
+}
+
 # Sets HARNESS_NODE_PREFIX: the words that run a command in node NAME's
 # namespaces (none unless harness_node_isolate NAME).
 _harness_node_prefix() {
@@ -355,6 +368,7 @@ _harness_write_config() {
 			HARNESS_NODE_PORT[$node]=$(harness_free_port)
 		nodes+="NodeName=$node NodeHostname=${HARNESS_NODE_HOST[$node]} NodeAddr=${HARNESS_NODE_ADDR[$node]} Port=${HARNESS_NODE_PORT[$node]} CPUs=$HARNESS_HW_CPUS Boards=${HARNESS_HW_BOARDS:-1} SocketsPerBoard=$HARNESS_HW_SOCKETS CoresPerSocket=$HARNESS_HW_CORES ThreadsPerCore=$HARNESS_HW_THREADS RealMemory=$HARNESS_NODE_MEM Gres=gpu:$ngpu,ibvf:$nibvf State=UNKNOWN"$'\n'
 		_harness_make_devices "$node"
+		mkdir -p "$HARNESS_DIR/spool/$node"
 		harness_render "$HARNESS_ETC_EXAMPLES/gres.conf.example" \
 			"$HARNESS_DIR/run/gres-$node.conf" \
 			NODENAME="$node" DEV_DIR="$HARNESS_DIR/nodes/$node/dev" \
@@ -393,6 +407,15 @@ _harness_write_config() {
 		-e 's/^SlurmctldTimeout=.*/SlurmctldTimeout=30/' \
 		-e 's/^MinJobAge=.*/MinJobAge=600/' \
 		-e 's/^KillWait=.*/KillWait=5/' "$etc/slurm.conf"
+	# The suite's cli_filter (etc/cli_filter.lua) beside slurm.conf, where
+	# cli_filter/lua looks for it; without one, no CliFilterPlugins line.
+	if [ -f "$HARNESS_ETC_EXAMPLES/cli_filter.lua" ]; then
+		cp "$HARNESS_ETC_EXAMPLES/cli_filter.lua" "$etc/cli_filter.lua"
+		chmod 0644 "$etc/cli_filter.lua"
+	else
+		sed -i '/^CliFilterPlugins=/d' "$etc/slurm.conf"
+	fi
+	echo "MailProg=/bin/true" >>"$etc/slurm.conf"
 	# Start batch jobs at once, not on the next 3 s scheduling tick.
 	echo "SchedulerParameters=batch_sched_delay=0" >>"$etc/slurm.conf"
 
@@ -476,7 +499,9 @@ _harness_make_dir() {
 	[ -n "$HARNESS_DIR" ] && [ -d "$HARNESS_DIR" ] && return 0
 	local root=${HARNESS_TMPROOT:-${TMPDIR:-/tmp}} u
 	mkdir -p "$root"
-	HARNESS_DIR=$(mktemp -d "$root/slurm-vm-harness.XXXXXX") ||
+	# Short: slurmstepd's sockets live in the spool directory and a unix
+	# socket path has at most 107 bytes (see _harness_check_path_length).
+	HARNESS_DIR=$(mktemp -d "$root/svmh.XXXXXX") ||
 		harness_die "mktemp in $root failed"
 	# Test users read slurm.conf and the catalog, write their work dirs.
 	chmod 0755 "$HARNESS_DIR"
@@ -593,6 +618,7 @@ harness_start() {
 	[ "${#HARNESS_NODES[@]}" = 1 ] &&
 		HARNESS_NODE_HOST[${HARNESS_NODES[0]}]=$(hostname)
 	[ "${HARNESS_NETNS:-0}" = 1 ] && _harness_netns_setup
+	_harness_check_path_length
 	_harness_read_hw
 	HARNESS_CTLD_PORT=$(harness_free_port)
 	HARNESS_STARTED=1

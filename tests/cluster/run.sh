@@ -64,10 +64,9 @@ for t in "${tests[@]}"; do
 	secs=${secs:-$timeout_default}
 	out=$logs/$name.log
 	# The test's harness directory goes in here, so whatever a killed
-	# test leaves behind can be found and stopped.
-	current_root=$logs/$name.tmp
-	rm -rf "$current_root"
-	mkdir -p "$current_root"
+	# test leaves behind can be found and stopped. Short: unix sockets
+	# live below it.
+	current_root=$(mktemp -d /tmp/svmt.XXXXXX)
 	chmod 0755 "$current_root"
 	t0=$(date +%s)
 	# (The braces keep bash's "Killed" notice out of this script's output.)
