@@ -11,6 +11,10 @@
 # idempotent and safe under `set -eu`; libvirt_stop is meant for an EXIT trap.
 # A libvirtd that was running before libvirt_start is used as it is and never
 # stopped (only our PREFIX* domains are removed from it).
+# Several test scripts may share the daemon: libvirt_start registers the
+# calling shell ($$); libvirt_stop unregisters it and, while another
+# registered shell is still alive, leaves the daemon and all domains alone
+# (callers destroy their own domains; the last one out cleans up PREFIX*).
 #
 # The daemons run in a private mount namespace (unshare -m) in which
 #   /etc/libvirt           is our generated configuration (libvirtd reads
@@ -136,6 +140,26 @@ exec libvirtd -d -f /etc/libvirt/libvirtd.conf -p "$state/libvirtd.pid"
 EOF
 }
 
+# Registered users of the daemon: $state/users/<pid of the calling shell>.
+_libvirt_register() { # state
+	mkdir -p "$1/users"
+	: >"$1/users/$$"
+}
+
+# Unregisters this shell, drops dead users, prints the live others.
+_libvirt_unregister() { # state
+	local f
+	rm -f "$1/users/$$"
+	for f in "$1"/users/*; do
+		[ -e "$f" ] || continue
+		if _libvirt_alive "${f##*/}"; then
+			echo "${f##*/}"
+		else
+			rm -f "$f"
+		fi
+	done
+}
+
 libvirt_start() {
 	local prefix=${1:-${SVM_LIBVIRT_PREFIX:-svmtest-}}
 	local state cache timeout start_virtlogd=1 pid i
@@ -157,8 +181,12 @@ libvirt_start() {
 	done
 
 	if pid=$(_libvirt_pid "$state/libvirtd.pid"); then
-		_libvirt_answers && return 0 # already started by us
+		if _libvirt_answers; then # already started by us
+			_libvirt_register "$state"
+			return 0
+		fi
 	elif [ -e "$state/foreign" ] && _libvirt_answers; then
+		_libvirt_register "$state"
 		return 0
 	elif _libvirt_answers; then
 		# Someone else's libvirtd: use it, never stop it.
@@ -166,9 +194,11 @@ libvirt_start() {
 			"(not started by the harness; its configuration is its own)"
 		mkdir -p "$state"
 		echo foreign >"$state/foreign"
+		_libvirt_register "$state"
 		return 0
 	fi
 	# Leftovers of a run that died: clean them before starting anew.
+	rm -rf "$state/users"
 	libvirt_stop "$prefix" 2>/dev/null || true
 
 	mkdir -p "$state" "$cache" /run/libvirt /var/log/libvirt/qemu
@@ -194,7 +224,10 @@ libvirt_start() {
 	fi
 
 	for ((i = 0; i < timeout * 4; i++)); do
-		_libvirt_answers && return 0
+		if _libvirt_answers; then
+			_libvirt_register "$state"
+			return 0
+		fi
 		if [ "$i" -gt 4 ] && ! _libvirt_pid "$state/libvirtd.pid" >/dev/null; then
 			break
 		fi
@@ -243,9 +276,14 @@ _libvirt_kill_orphans() { # prefix
 
 libvirt_stop() {
 	local prefix=${1:-${SVM_LIBVIRT_PREFIX:-svmtest-}}
-	local state pid rc=0
+	local state pid others rc=0
 	state=$(_libvirt_state)
 
+	others=$(_libvirt_unregister "$state" | tr '\n' ' ')
+	if [ -n "$others" ]; then
+		_libvirt_log "libvirtd still used by pid(s) ${others% }: left running"
+		return 0
+	fi
 	_libvirt_remove_domains "$prefix"
 	if [ -e "$state/foreign" ]; then
 		rm -rf "$state"
