@@ -1,0 +1,2 @@
+# spank_vm(8) and vm.conf(5)
+dist_man_MANS += doc/spank_vm.8 doc/vm.conf.5
