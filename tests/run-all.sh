@@ -56,7 +56,7 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 		return 1
 	}
 	make -C "$dir" -j"$jobs" >"$dir/make.log" 2>&1 || {
-		grep -E 'error|warning' "$dir/make.log" | head -40 >&2
+		grep -E 'error|warning|\*\*\*' "$dir/make.log" | head -40 >&2
 		return 1
 	}
 }
