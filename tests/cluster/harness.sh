@@ -24,13 +24,18 @@
 #   HARNESS_KEEP=1       keep $HARNESS_DIR after the test (kept anyway after a
 #                        failure; its path is printed)
 #   HARNESS_LIBVIRT=1    also start libvirtd: tests/cluster/libvirt.sh's
-#                        libvirt_start/libvirt_stop (it may set
-#                        HARNESS_LIBVIRT_URI, used as LibvirtURI in vm.conf)
+#                        libvirt_start/libvirt_stop, before slurmd and after
+#                        it (LibvirtURI in vm.conf: $HARNESS_LIBVIRT_URI, else
+#                        libvirt.sh's $LIBVIRT_URI, else qemu:///system)
 #   HARNESS_START_TIMEOUT  seconds to wait for the node(s) to be idle (60)
 #   HARNESS_TMPROOT      parent of $HARNESS_DIR (tests/cluster/run.sh sets it
 #                        per test to sweep leftovers of a killed test)
 #   HARNESS_GPU_GROUPS / HARNESS_IBVF_GROUPS  fake IOMMU group numbers
 #                        ("12 13" / "40 41")
+#
+# A test that defines a function harness_config_hook gets it called after
+# the configuration is written ($HARNESS_ETC/*.conf) and before slurmctld
+# and slurmd start: the place for test-specific slurm.conf changes.
 #
 # After harness_start: SLURM_CONF (exported), HARNESS_DIR, HARNESS_ETC,
 # HARNESS_BIN (the prolog, epilog and spank_vm.so the cluster runs: copies
@@ -46,12 +51,17 @@
 # one node. Own hostnames per node: see harness_node_isolate below.
 #
 # How slurmd 22.05 numbers GRES devices (checked with `slurmd -G`, the
-# Index/File table, and with jobs):
-#   - IDX in `scontrol show job -d` (gres_detail_str) and SLURM_JOB_GPUS in
-#     the Prolog count the gres.conf lines of one name in file order, from
-#     0, not sorted and not taken from the file names. With enforce-binding
-#     the job on core 0 got IDX:0 = the first line (File=.../nvidia7
-#     Cores=0), the job on core 1 IDX:1 = the second line (nvidia3 Cores=1).
+# Index/File table, and with jobs; harness_gres_table prints the table):
+#   - IDX in `scontrol show job -d` (gres_detail_str) and SLURM_JOB_GPUS
+#     (Prolog and job) count the gres.conf lines of one name in file order,
+#     from 0: not sorted, not taken from the file names. Proof with
+#     File=vfio/13 on the first line and vfio/12 on the second, and
+#     task/cgroup ConstrainDevices as the witness: the job with IDX:0
+#     (SLURM_JOB_GPUS=0) was allowed c 240:13 (vfio/13) and denied vfio/12;
+#     the job with IDX:1 the other way round.
+#   - On a one-socket node --gres-flags=enforce-binding does not keep a job
+#     on its device's Cores=: cons_tres matched locality per socket, and a
+#     job on core 1 got the device with Cores=0.
 #   - `slurmd -G`'s "Index=" column is the number at the end of the file
 #     name (vfio/40 -> Index=40, nvidia3 -> 3; no digits -> 0 on every such
 #     line), printed in file order.
@@ -419,8 +429,6 @@ _harness_write_config() {
 	# Start batch jobs at once, not on the next 3 s scheduling tick.
 	echo "SchedulerParameters=batch_sched_delay=0" >>"$etc/slurm.conf"
 
-	# cli_filter/lua reads cli_filter.lua beside slurm.conf.
-	install -m 0644 "$HARNESS_ETC_EXAMPLES/cli_filter.lua" "$etc/cli_filter.lua"
 	harness_render "$HARNESS_ETC_EXAMPLES/plugstack.conf.example" \
 		"$etc/plugstack.conf" \
 		SPANK_VM_SO="$HARNESS_BIN/spank_vm.so" \
@@ -432,7 +440,7 @@ _harness_write_config() {
 		STATE_DIR="$HARNESS_DIR/vm/state" \
 		OVERLAY_DIR="$HARNESS_DIR/vm/overlay" \
 		LOG_FILE="$HARNESS_VM_LOG" \
-		LIBVIRT_URI="${HARNESS_LIBVIRT_URI:-qemu:///system}" \
+		LIBVIRT_URI="${HARNESS_LIBVIRT_URI:-${LIBVIRT_URI:-qemu:///system}}" \
 		DOMAIN_TYPE=qemu CPU_MODE=maximum DEVICE_ATTACH=emulate
 	chmod 0644 "$etc"/*.conf
 }
@@ -634,6 +642,10 @@ harness_start() {
 
 	_harness_snapshot_build
 	_harness_write_config
+	# A test may change the generated files before any daemon reads them.
+	if declare -F harness_config_hook >/dev/null; then
+		harness_config_hook || harness_die "harness_config_hook failed"
+	fi
 	export SLURM_CONF=$HARNESS_ETC/slurm.conf
 
 	# -D: foreground daemons, run in the background in their own session.
@@ -701,6 +713,11 @@ harness_sweep() {
 		# Not our own pipeline: its programs would match SLURM_CONF.
 		for pid in $(SLURM_CONF="" SLURM_VM_HARNESS_DIR="" _harness_pids_in "$dir"); do
 			case "$anc" in *" $pid "*) continue ;; esac
+			# libvirt.sh's daemons may be shared with other tests:
+			# libvirt_stop decides about them.
+			case "$(cat "/proc/$pid/comm" 2>/dev/null)" in
+			libvirtd | virtlogd | virtqemud) continue ;;
+			esac
 			[ -d "/proc/$pid" ] && pids+=("$pid")
 		done
 		[ "${#pids[@]}" = 0 ] && return 0

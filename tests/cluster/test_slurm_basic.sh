@@ -116,7 +116,9 @@ fi
 
 # 4. The options are in sbatch's and srun's help.
 for cmd in sbatch srun; do
-	if timeout 20 "$cmd" --help 2>&1 | grep -q -- '--vm-image'; then
+	# (Not piped into grep -q: with pipefail, SIGPIPE would fail it.)
+	help=$(timeout 20 "$cmd" --help 2>&1)
+	if grep -q -- '--vm-image' <<<"$help"; then
 		ok "$cmd --help lists --vm-image"
 	else
 		fail "$cmd --help does not list --vm-image"
