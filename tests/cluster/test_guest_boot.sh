@@ -65,7 +65,7 @@ fi
 if ! mapfile -t built < <("$guest_dir/build.sh" "${agent_args[@]}"); then
 	fail "tests/guest/build.sh failed (see its message above)"
 fi
-kernel=${built[0]}
+kernel=${built[4]} # vmlinux: PVH boot, faster than vmlinuz under TCG
 initrd=${built[1]}
 rootfs=${built[2]}
 cmdline="$(cat "${built[3]}") svm.hostname=$name"

@@ -4,7 +4,7 @@
 #
 #   tests/guest/build.sh [--agent PATH] [--force] [--out DIR]
 #
-# Output (default tests/guest/cache/, gitignored):
+# Output (default tests/guest/cache/, gitignored), printed in this order:
 #   vmlinuz      Debian 12 kernel (the one linux-image-amd64 depends on)
 #   initrd.img   busybox + virtio/ext4 modules; mounts root= and switch_roots
 #   rootfs.qcow2 ext4 (mke2fs -d, no loop mount): busybox init, prints
@@ -12,6 +12,8 @@
 #                /usr/sbin/slurm-vm-agent when the image has one, powers off
 #                on the ACPI power button (virsh shutdown)
 #   cmdline      the kernel command line to boot it with
+#   vmlinux      the same kernel as an uncompressed ELF: qemu boots it through
+#                the PVH entry point, ~5 s faster under TCG; use it as <kernel>
 #
 # Rebuilds only when an input changed: this script, files/, the package
 # versions, the agent binary. Downloads (apt-get download) are kept in
@@ -29,7 +31,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,17s/^# \{0,1\}//p' "$0"
+	sed -n '2,20s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 
@@ -52,7 +54,7 @@ while [ $# -gt 0 ]; do
 done
 
 for tool in apt-get apt-cache dpkg-deb mke2fs qemu-img cpio gzip modprobe \
-	sha256sum; do
+	depmod sha256sum xz od; do
 	command -v "$tool" >/dev/null ||
 		die "'$tool' not found: run scripts/install-deps.sh as root"
 done
@@ -99,7 +101,8 @@ inputs_sum=$(
 )
 
 mkdir -p "$out/debs"
-outputs="$out/vmlinuz $out/initrd.img $out/rootfs.qcow2 $out/cmdline"
+# Printed in this order, one a line (callers read them by position).
+outputs="$out/vmlinuz $out/initrd.img $out/rootfs.qcow2 $out/cmdline $out/vmlinux"
 print_paths() {
 	for f in $outputs; do
 		echo "$f"
@@ -131,6 +134,25 @@ for p in "$kpkg=$kver_pkg" "busybox-static=$bb_ver"; do
 		die "apt-get download $p failed (network? apt-get update?)"
 	[ -s "$deb" ] || die "apt-get download $p did not produce $deb"
 done
+
+# The uncompressed ELF kernel inside the bzImage. Debian's kernel has
+# CONFIG_PVH, so qemu boots the ELF directly (PVH entry point): no firmware
+# linuxboot and no in-guest decompression, which under TCG halves the time to
+# ready (~10.4 s -> ~5.7 s measured). Payload: xz (Debian 12) or zstd.
+extract_vmlinux() { # bzImage out
+	local magic off
+	for magic in $'\xfd7zXZ' $'\x28\xb5\x2f\xfd'; do
+		for off in $(LC_ALL=C grep -abo "$magic" "$1" | cut -d: -f1 | head -n 5); do
+			case "$magic" in
+			*XZ*) tail -c +"$((off + 1))" "$1" | xz -dc >"$2" 2>/dev/null || true ;;
+			*) tail -c +"$((off + 1))" "$1" | zstd -qdc >"$2" 2>/dev/null || true ;;
+			esac
+			[ "$(head -c 4 "$2" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] &&
+				return 0
+		done
+	done
+	die "cannot extract the ELF kernel (vmlinux) from $1"
+}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/svm-guest.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -228,7 +250,8 @@ qemu-img convert -f raw -O qcow2 "$tmp/rootfs.img" "$tmp/rootfs.qcow2"
 echo "console=ttyS0 root=/dev/vda rw loglevel=4 panic=-1" >"$tmp/cmdline"
 
 cp "$tmp/kernel/boot/vmlinuz-$kver" "$tmp/vmlinuz"
-for f in vmlinuz initrd.img rootfs.qcow2 cmdline; do
+extract_vmlinux "$tmp/vmlinuz" "$tmp/vmlinux"
+for f in vmlinuz vmlinux initrd.img rootfs.qcow2 cmdline; do
 	mv -f "$tmp/$f" "$out/$f"
 done
 echo "$inputs_sum" >"$out/stamp"
