@@ -780,7 +780,11 @@ harness_stop() {
 	else
 		rm -rf --one-file-system "$dir"
 	fi
+	# Ready for another harness_start (with other nodes) in the same test.
 	HARNESS_STARTED=0 HARNESS_DIR="" HARNESS_CTLD_PID=""
-	HARNESS_NODE_PID=()
+	HARNESS_NODES=() HARNESS_PORTS_TAKEN=""
+	HARNESS_NODE_PID=() HARNESS_NODE_ADDR=() HARNESS_NODE_PORT=()
+	HARNESS_NODE_HOST=() HARNESS_NODE_ISOLATED=()
+	unset SLURM_CONF
 	HARNESS_STOPPING=0
 }

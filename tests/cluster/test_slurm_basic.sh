@@ -148,6 +148,40 @@ echo "srun true with spank_vm.so:    $with"
 echo "srun true without spank_vm.so: $without"
 case "$with$without" in *failed*) fail "srun true failed while timing" ;; esac
 
+# 6. Two nodes on this host (the harness's multi-node mode): each slurmd
+# has its own name, hostname (UTS namespace), 127.x address and port; a VM
+# job on both runs the prolog and epilog on each.
+if [ "$failures" = 0 ]; then
+	harness_stop
+	harness_add_node n1 127.0.0.11
+	harness_add_node n2 127.0.0.12
+	harness_node_isolate n1
+	harness_node_isolate n2
+	harness_add_catalog_image testimg
+	harness_start
+	echo "two-node cluster start: ${HARNESS_START_SECONDS}s"
+	out=$(timeout 30 srun -N2 -l hostname 2>&1 | sort)
+	if [ "$out" = "0: n1"$'\n'"1: n2" ]; then
+		ok "srun -N2 hostname -> n1, n2"
+	else
+		fail "srun -N2 -l hostname printed '$out', expected '0: n1' and '1: n2'"
+	fi
+	if id=$(submit svmtest -N2 --vm-image=testimg -o /dev/null --wrap true); then
+		job_wait "$id" 60 || fail "two-node VM job $id did not end"
+		harness_wait 20 "both epilogs" sh -c \
+			"[ \$(grep -c 'job $id: VM job ended' '$HARNESS_VM_LOG') = 2 ]"
+		n_pro=$(grep -c "job $id: VM requested: SPANK_VM_IMAGE=testimg" "$HARNESS_VM_LOG")
+		n_epi=$(grep -c "job $id: VM job ended: SPANK_VM_IMAGE=testimg" "$HARNESS_VM_LOG")
+		if [ "$n_pro" = 2 ] && [ "$n_epi" = 2 ]; then
+			ok "two-node VM job $id: prolog and epilog ran on both nodes"
+		else
+			fail "two-node VM job $id: $n_pro prolog and $n_epi epilog lines, expected 2 and 2:"$'\n'"$(cat "$HARNESS_VM_LOG")"
+		fi
+	else
+		fail "sbatch -N2 --vm-image=testimg as svmtest"
+	fi
+fi
+
 if [ "$failures" != 0 ]; then
 	echo "$failures check(s) failed; cluster directory kept: $HARNESS_DIR" >&2
 	exit 1
