@@ -10,7 +10,7 @@ BUILD="build-essential autoconf automake libtool pkg-config clang-14
 TEST="slurmd slurmctld slurm-client libvirt-daemon libvirt-daemon-driver-qemu
 	libvirt-clients qemu-system-x86 qemu-utils hwloc libxml2-utils
 	e2fsprogs cpio xz-utils zstd kmod iproute2 tmux procps psmisc
-	util-linux python3"
+	util-linux python3 shellcheck"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: run as root (apt-get install)" >&2
