@@ -268,10 +268,15 @@ int slurm_gres_index_files(char *const *files, slurm_file_ok_fn ok, void *ctx,
 
 int slurm_vfio_file_group(const char *path, int *group)
 {
+	const char *last;
 	unsigned g;
 
-	if (!path || strncmp(path, "/dev/vfio/", 10) != 0 ||
-	    str_to_uint(path + 10, &g) < 0 || g > INT_MAX)
+	/* Any directory may hold the vfio nodes (a test cluster keeps fake
+	 * ones in its own tree), but the name is always .../vfio/<group>. */
+	last = path ? strrchr(path, '/') : NULL;
+	if (!last || path[0] != '/' || last - path < 5 ||
+	    strncmp(last - 5, "/vfio", 5) != 0 ||
+	    str_to_uint(last + 1, &g) < 0 || g > INT_MAX)
 		return -EINVAL;
 	*group = g;
 	return 0;

@@ -61,7 +61,7 @@ bool slurm_file_is_char_device(const char *path, void *ctx); /* DESIGN.md */
 int slurm_gres_index_files(char *const *files, slurm_file_ok_fn ok, void *ctx,
 			   char ***indexed);
 
-/* "/dev/vfio/12" -> 12; -EINVAL for anything else. */
+/* "/dev/vfio/12" (or "<dir>/vfio/12") -> 12; -EINVAL for anything else. */
 int slurm_vfio_file_group(const char *path, int *group);
 
 /* Abstract core ids ("0-3,8", as in the job's core bitmap) -> OS CPU ids

@@ -78,7 +78,7 @@ int vmconf_load(struct vmconf *conf, const char *path)
 	return kv_parse_file(&vmconf_table, conf, path);
 }
 
-char *vmconf_default_path(void)
+char *slurm_conf_sibling(const char *name)
 {
 	const char *slurm_conf = getenv("SLURM_CONF");
 	const char *slash;
@@ -88,11 +88,16 @@ char *vmconf_default_path(void)
 		slurm_conf = "/etc/slurm/slurm.conf";
 	slash = strrchr(slurm_conf, '/');
 	if (!slash)
-		return strdup("vm.conf");
-	if (asprintf(&path, "%.*s/vm.conf", (int)(slash - slurm_conf),
-		     slurm_conf) < 0)
+		return strdup(name);
+	if (asprintf(&path, "%.*s/%s", (int)(slash - slurm_conf), slurm_conf,
+		     name) < 0)
 		return NULL;
 	return path;
+}
+
+char *vmconf_default_path(void)
+{
+	return slurm_conf_sibling("vm.conf");
 }
 
 void vmconf_free(struct vmconf *conf)

@@ -55,6 +55,8 @@ struct vmconf {
 
 /* Default path: dirname($SLURM_CONF or /etc/slurm/slurm.conf)/vm.conf. */
 char *vmconf_default_path(void);
+/* dirname($SLURM_CONF or /etc/slurm/slurm.conf)/@name, e.g. gres.conf. */
+char *slurm_conf_sibling(const char *name);
 
 /* Fills @conf with defaults, then @path (may be NULL: defaults only).
  * Errors are logged with file:line; returns 0 or -errno. */

@@ -38,8 +38,9 @@
 # and slurmd start: the place for test-specific slurm.conf changes.
 #
 # After harness_start: SLURM_CONF (exported), HARNESS_DIR, HARNESS_ETC,
-# HARNESS_BIN (the prolog, epilog and spank_vm.so the cluster runs: copies
-# of BUILD_DIR's, see _harness_snapshot_build),
+# HARNESS_BIN (the prolog, epilog and spank_vm.so the cluster runs, and
+# slurm-vm-relay/-exec/-agent and slurm-vm when built: copies of BUILD_DIR's
+# in one directory, see _harness_snapshot_build),
 # HARNESS_VM_LOG (vm.conf LogFile), HARNESS_VM_CONF, HARNESS_WORK (one
 # directory per test user, owned by it: $HARNESS_WORK/svmtest),
 # HARNESS_NODES (node names), HARNESS_CATALOG, HARNESS_IMAGES.
@@ -148,7 +149,7 @@ harness_as_user() {
 	local user=$1
 	shift
 	(cd "$HARNESS_WORK/$user" 2>/dev/null || cd /tmp || exit
-	 exec runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" \
+	 exec runuser -u "$user" -- env SLURM_CONF="${SLURM_CONF:-}" \
 		HOME="$(getent passwd "$user" | cut -d: -f6)" "$@")
 }
 
@@ -175,9 +176,8 @@ harness_free_port() {
 }
 
 # harness_add_node NAME ADDR [PORT]: one more slurmd. ADDR: a 127.x address
-# (or an address inside a network namespace of the harness's own, once
-# harness_node_isolate creates one). PORT: its SlurmdPort (default: a free
-# port, so several slurmd can share one network namespace).
+# (its NodeAddr; slurmd itself listens on all addresses). PORT: its Port=
+# (default: a free port, so several slurmd can share one network namespace).
 harness_add_node() {
 	local -
 	set +e
@@ -376,6 +376,7 @@ _harness_write_config() {
 	for node in "${HARNESS_NODES[@]}"; do
 		[ -n "${HARNESS_NODE_PORT[$node]}" ] ||
 			HARNESS_NODE_PORT[$node]=$(harness_free_port)
+		[ -n "${HARNESS_NODE_PORT[$node]}" ] || harness_die "no free port for node $node"
 		nodes+="NodeName=$node NodeHostname=${HARNESS_NODE_HOST[$node]} NodeAddr=${HARNESS_NODE_ADDR[$node]} Port=${HARNESS_NODE_PORT[$node]} CPUs=$HARNESS_HW_CPUS Boards=${HARNESS_HW_BOARDS:-1} SocketsPerBoard=$HARNESS_HW_SOCKETS CoresPerSocket=$HARNESS_HW_CORES ThreadsPerCore=$HARNESS_HW_THREADS RealMemory=$HARNESS_NODE_MEM Gres=gpu:$ngpu,ibvf:$nibvf State=UNKNOWN"$'\n'
 		_harness_make_devices "$node"
 		mkdir -p "$HARNESS_DIR/spool/$node"
@@ -442,6 +443,11 @@ _harness_write_config() {
 		LOG_FILE="$HARNESS_VM_LOG" \
 		LIBVIRT_URI="${HARNESS_LIBVIRT_URI:-${LIBVIRT_URI:-qemu:///system}}" \
 		DOMAIN_TYPE=qemu CPU_MODE=maximum DEVICE_ATTACH=emulate
+	# No IOMMU here: the PCI functions behind the fake /dev/vfio/N nodes
+	# come from a sysfs fixture shaped like a real node's (its groups are
+	# HARNESS_GPU_GROUPS and HARNESS_IBVF_GROUPS' defaults).
+	printf '\n# test cluster: the devices behind the fake /dev/vfio nodes\nSysfsRoot=%s\n' \
+		"$HARNESS_REPO/tests/fixtures/sysfs/cluster" >>"$etc/vm.conf"
 	chmod 0644 "$etc"/*.conf
 }
 
@@ -456,12 +462,20 @@ _harness_snapshot_build() {
 		mkdir -p "$HARNESS_BIN"
 		ln -sf "$BUILD_DIR/prolog/slurm-vm-prolog" "$BUILD_DIR/epilog/slurm-vm-epilog" \
 			"$BUILD_DIR/spank_vm/.libs/spank_vm.so" "$HARNESS_BIN/"
+		for f in agent/slurm-vm-relay agent/slurm-vm-exec agent/slurm-vm-agent admin/slurm-vm; do
+			[ -e "$BUILD_DIR/$f" ] && ln -sf "$BUILD_DIR/$f" "$HARNESS_BIN/"
+		done
 		export HARNESS_BIN
 		return 0
 	fi
 	HARNESS_BIN=$HARNESS_DIR/bin
 	mkdir -p "$HARNESS_BIN"
-	for f in prolog/slurm-vm-prolog epilog/slurm-vm-epilog spank_vm/.libs/spank_vm.so; do
+	for f in prolog/slurm-vm-prolog epilog/slurm-vm-epilog spank_vm/.libs/spank_vm.so \
+		agent/slurm-vm-relay agent/slurm-vm-exec agent/slurm-vm-agent \
+		admin/slurm-vm; do
+		# The helpers beside them, when built (same directory, as
+		# installed: a tool that finds its siblings still does).
+		case "$f" in agent/* | admin/*) [ -e "$BUILD_DIR/$f" ] || continue ;; esac
 		# A file being relinked right now: try again a moment later.
 		harness_wait 30 "$BUILD_DIR/$f to be complete" \
 			_harness_copy_elf "$BUILD_DIR/$f" "$HARNESS_BIN/${f##*/}" ||
@@ -629,6 +643,7 @@ harness_start() {
 	_harness_check_path_length
 	_harness_read_hw
 	HARNESS_CTLD_PORT=$(harness_free_port)
+	[ -n "$HARNESS_CTLD_PORT" ] || harness_die "no free port for slurmctld"
 	HARNESS_STARTED=1
 
 	if [ "${HARNESS_LIBVIRT:-0}" = 1 ]; then

@@ -158,6 +158,10 @@ static void test_index_files(void **state)
 	assert_true(slurm_vfio_file_group("/dev/vfio/vfio", &g) < 0);
 	assert_true(slurm_vfio_file_group("/dev/nvidia0", &g) < 0);
 	assert_true(slurm_vfio_file_group("/dev/vfio/1/../2", &g) < 0);
+	assert_int_equal(slurm_vfio_file_group("/tmp/cluster/dev/vfio/12", &g), 0);
+	assert_int_equal(g, 12);
+	assert_true(slurm_vfio_file_group("/tmp/novfio/12", &g) < 0);
+	assert_true(slurm_vfio_file_group("vfio/12", &g) < 0);
 }
 
 static void test_cores_to_cpus(void **state)

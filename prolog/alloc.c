@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "log.h"
+#include "slurm_map.h"
+#include "strutil.h"
+
+#define ALLOC_TRIES 5 /* 1+2+4+8 s of waiting at most */
+
+static const char *const gres_names[ALLOC_GRES_NAMES] = {"gpu", "ibvf"};
+
+static int load_job_retrying(uint32_t job_id, job_info_msg_t **msg)
+{
+	unsigned delay = 1;
+
+	for (int attempt = 1;; attempt++) {
+		if (slurm_load_job(msg, job_id, SHOW_DETAIL) == SLURM_SUCCESS)
+			break;
+		if (attempt == ALLOC_TRIES) {
+			log_error("job %u: slurmctld did not answer after %d "
+				  "tries (%s)",
+				  job_id, attempt,
+				  slurm_strerror(slurm_get_errno()));
+			return -EAGAIN;
+		}
+		log_warn("job %u: slurmctld did not answer (%s); retrying in "
+			 "%us",
+			 job_id, slurm_strerror(slurm_get_errno()), delay);
+		sleep(delay);
+		delay *= 2;
+	}
+	if ((*msg)->record_count != 1) {
+		slurm_free_job_info_msg(*msg);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* The position of @node in the job's node list, or -1. */
+static int job_node_index(const char *nodes, const char *node)
+{
+	hostlist_t hl = nodes ? slurm_hostlist_create(nodes) : NULL;
+	int idx = -1, i = 0;
+	char *h;
+
+	if (!hl)
+		return -1;
+	while (idx < 0 && (h = slurm_hostlist_shift(hl))) {
+		if (strcmp(h, node) == 0)
+			idx = i;
+		free(h);
+		i++;
+	}
+	slurm_hostlist_destroy(hl);
+	return idx;
+}
+
+static int alloc_from_job(const slurm_job_info_t *job, const char *node,
+			  struct job_alloc *a)
+{
+	char cores[4096];
+	int idx = job_node_index(job->nodes, node);
+	int ncpus;
+
+	if (idx < 0) {
+		log_error("job %u does not run on node %s", job->job_id, node);
+		return -ENOENT;
+	}
+	if (slurm_job_cpus_allocated_str_on_node(cores, sizeof(cores),
+						 job->job_resrcs, node) != 0 ||
+	    !cores[0]) {
+		log_error("job %u: no cores allocated on %s", job->job_id,
+			  node);
+		return -ENOENT;
+	}
+	a->cores = strdup(cores);
+	if (!a->cores)
+		return -ENOMEM;
+	if ((uint32_t)idx < job->gres_detail_cnt && job->gres_detail_str[idx]) {
+		a->gres_detail = strdup(job->gres_detail_str[idx]);
+		if (!a->gres_detail)
+			return -ENOMEM;
+	}
+	if (job->pn_min_memory & MEM_PER_CPU) {
+		ncpus = slurm_job_cpus_allocated_on_node(job->job_resrcs, node);
+		a->mem_mib = (job->pn_min_memory & ~MEM_PER_CPU) *
+			     (uint64_t)(ncpus > 0 ? ncpus : 0);
+	} else {
+		a->mem_mib = job->pn_min_memory;
+	}
+	return 0;
+}
+
+int alloc_load(uint32_t job_id, const char *node, struct job_alloc *a)
+{
+	job_info_msg_t *msg = NULL;
+	int r;
+
+	memset(a, 0, sizeof(*a));
+	for (size_t i = 0; i < ALLOC_GRES_NAMES; i++)
+		a->gres[i].name = gres_names[i];
+	a->node = strdup(node);
+	if (!a->node)
+		return -ENOMEM;
+	r = load_job_retrying(job_id, &msg);
+	if (r < 0)
+		return r;
+	r = alloc_from_job(&msg->job_array[0], node, a);
+	slurm_free_job_info_msg(msg);
+	return r;
+}
+
+/* Is @dev what a GRES of @name stands for (not a companion function)? */
+static bool alloc_is_primary(const struct pci_device *dev, const char *name)
+{
+	if (strcmp(name, "gpu") == 0)
+		return dev->kind == PCI_KIND_GPU;
+	return dev->kind == PCI_KIND_IB || dev->kind == PCI_KIND_ROCE;
+}
+
+/* Moves every function of @group into a->devices. */
+static int alloc_take_group(struct job_alloc *a, const struct vmconf *conf,
+			    int group, const char *file)
+{
+	struct device_list list = {0};
+	struct pci_device *nv;
+	int r = devices_read_group(conf->sysfs_root, group, &list);
+
+	if (r < 0) {
+		log_error("%s: IOMMU group %d has no device to pass in %s",
+			  file, group, conf->sysfs_root);
+		return r;
+	}
+	nv = realloc(a->devices.v, (a->devices.n + list.n) * sizeof(*nv));
+	if (!nv) {
+		device_list_free(&list);
+		return -ENOMEM;
+	}
+	memcpy(nv + a->devices.n, list.v, list.n * sizeof(*nv));
+	a->devices.v = nv;
+	a->devices.n += list.n;
+	free(list.v);
+	return 0;
+}
+
+/* A File= the job got must exist and be a device node before we trust its
+ * group number. */
+static int check_device_file(const char *file)
+{
+	struct stat st;
+
+	if (stat(file, &st) < 0)
+		return log_errno(errno, "gres device file %s", file);
+	if (!S_ISCHR(st.st_mode)) {
+		log_error("gres device file %s is not a character device",
+			  file);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int alloc_resolve_gres(struct job_alloc *a, struct alloc_gres *g,
+			      const struct vmconf *conf, const char *gres_conf)
+{
+	_cleanup_strv_free_ char **files = NULL;
+	_cleanup_strv_free_ char **indexed = NULL;
+	size_t count;
+	int r;
+
+	r = slurm_gres_detail_indices(a->gres_detail, g->name, &g->indices,
+				      &g->n);
+	if (r < 0 || g->n == 0)
+		return r;
+	r = gresconf_files(gres_conf, a->node, g->name, &files);
+	if (r == 0)
+		r = slurm_gres_index_files(files, NULL, NULL, &indexed);
+	if (r < 0)
+		return r;
+	count = strv_length(indexed);
+	g->files = calloc(g->n + 1, sizeof(*g->files));
+	g->groups = calloc(g->n, sizeof(*g->groups));
+	if (!g->files || !g->groups)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n; i++) {
+		if (g->indices[i] >= count) {
+			log_error(
+				"%s index %u: %s has only %zu %s lines for %s",
+				g->name, g->indices[i], gres_conf, count,
+				g->name, a->node);
+			return -ERANGE;
+		}
+		g->files[i] = strdup(indexed[g->indices[i]]);
+		if (!g->files[i])
+			return -ENOMEM;
+		r = check_device_file(g->files[i]);
+		if (r == 0 &&
+		    slurm_vfio_file_group(g->files[i], &g->groups[i]) < 0) {
+			log_error("%s: a %s File= must be a vfio group device, "
+				  "/dev/vfio/N",
+				  g->files[i], g->name);
+			r = -EINVAL;
+		}
+		if (r == 0)
+			r = alloc_take_group(a, conf, g->groups[i],
+					     g->files[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* One plan request per GPU or VF, in gres order; built once a->devices no
+ * longer moves. */
+static int alloc_build_requests(struct job_alloc *a)
+{
+	size_t k = 0;
+
+	a->requests = calloc(a->devices.n, sizeof(*a->requests));
+	if (a->devices.n && !a->requests)
+		return -ENOMEM;
+	for (size_t i = 0; i < ALLOC_GRES_NAMES; i++) {
+		const struct alloc_gres *g = &a->gres[i];
+		for (size_t j = 0; j < g->n; j++) {
+			size_t before = a->n_requests;
+			for (; k < a->devices.n &&
+			       a->devices.v[k].iommu_group == g->groups[j];
+			     k++) {
+				if (!alloc_is_primary(&a->devices.v[k],
+						      g->name))
+					continue;
+				a->requests[a->n_requests++] =
+					(struct plan_device_request){
+						.dev = &a->devices.v[k],
+						.gres = g->name,
+						.gres_index =
+							(int)g->indices[j],
+					};
+			}
+			if (a->n_requests == before) {
+				log_error("%s: IOMMU group %d holds no %s",
+					  g->files[j], g->groups[j],
+					  strcmp(g->name, "gpu")
+						  ? "InfiniBand function"
+						  : "GPU");
+				return -ENODEV;
+			}
+		}
+	}
+	return 0;
+}
+
+int alloc_resolve(struct job_alloc *a, const struct vmconf *conf,
+		  const struct topology *topo, const char *gres_conf)
+{
+	int r = slurm_cores_to_cpus(topo, a->cores, 0, &a->cpus);
+
+	if (r < 0) {
+		log_error("cores %s of node %s are not in its topology",
+			  a->cores, a->node);
+		return r;
+	}
+	for (size_t i = 0; i < ALLOC_GRES_NAMES; i++) {
+		r = alloc_resolve_gres(a, &a->gres[i], conf, gres_conf);
+		if (r < 0)
+			return r;
+	}
+	return alloc_build_requests(a);
+}
+
+void alloc_free(struct job_alloc *a)
+{
+	for (size_t i = 0; i < ALLOC_GRES_NAMES; i++) {
+		free(a->gres[i].indices);
+		strv_free(a->gres[i].files);
+		free(a->gres[i].groups);
+	}
+	device_list_free(&a->devices);
+	free(a->requests);
+	free(a->node);
+	free(a->cores);
+	free(a->cpus);
+	free(a->gres_detail);
+	memset(a, 0, sizeof(*a));
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * What Slurm allocated to a job on this node, from the public libslurm API
+ * (one slurm_load_job RPC) and this node's gres.conf, mapped to OS CPU ids
+ * and PCI functions the way slurmd numbers them (common/slurm_map.h).
+ */
+#include <stdint.h>
+
+#include "devices.h"
+#include "placement.h"
+#include "vmconf.h"
+
+#define ALLOC_GRES_NAMES 2 /* gpu, ibvf */
+
+struct alloc_gres {
+	const char *name;  /* "gpu", "ibvf" */
+	unsigned *indices; /* as in gres_detail_str */
+	size_t n;
+	char **files; /* the File= of each index */
+	int *groups;  /* its IOMMU group */
+};
+
+struct job_alloc {
+	char *node;	   /* this node's name */
+	char *cores;	   /* Slurm's core ids on this node, "0-3" */
+	char *cpus;	   /* OS CPU ids of those cores */
+	uint64_t mem_mib;  /* the job's memory on this node, 0 if unknown */
+	char *gres_detail; /* this node's gres_detail_str */
+	struct alloc_gres gres[ALLOC_GRES_NAMES];
+	struct device_list devices; /* every function to pass, by group */
+	struct plan_device_request *requests; /* the GPUs and VFs themselves */
+	size_t n_requests;
+};
+
+/* Loads the job from slurmctld, retrying a slow controller boundedly.
+ * -EAGAIN when it never answered (a job fault: never drain for that). */
+int alloc_load(uint32_t job_id, const char *node, struct job_alloc *a);
+/* Maps cores to CPUs with @topo and GRES indices to devices through
+ * @gres_conf and SysfsRoot. Logs what does not fit. */
+int alloc_resolve(struct job_alloc *a, const struct vmconf *conf,
+		  const struct topology *topo, const char *gres_conf);
+void alloc_free(struct job_alloc *a);
+
+/* gres.conf: this node's File= entries of @name in file order, expanded. */
+int gresconf_files(const char *path, const char *node, const char *name,
+		   char ***files);

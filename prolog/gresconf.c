@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Just enough of gres.conf to number devices as slurmd does: the lines that
+ * apply to this node (no NodeName=, or a NodeName= hostlist holding it), in
+ * file order, their Name= and File=. gres.conf is root's configuration; it
+ * is parsed strictly all the same.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <slurm/slurm.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "alloc.h"
+#include "log.h"
+#include "slurm_map.h"
+#include "strutil.h"
+
+static bool node_matches(const char *hostlist, const char *node)
+{
+	hostlist_t hl = slurm_hostlist_create(hostlist);
+	bool found = false;
+	char *h;
+
+	if (!hl)
+		return false;
+	while (!found && (h = slurm_hostlist_shift(hl))) {
+		found = strcmp(h, node) == 0;
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+	return found;
+}
+
+/* Finds "key=value" among the blank-separated words of @line. */
+static char *line_value(const char *line, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = line;
+
+	while (*p) {
+		const char *end;
+		while (isspace((unsigned char)*p))
+			p++;
+		end = p;
+		while (*end && !isspace((unsigned char)*end))
+			end++;
+		if ((size_t)(end - p) > klen && p[klen] == '=' &&
+		    strncasecmp(p, key, klen) == 0)
+			return strndup(p + klen + 1,
+				       (size_t)(end - p) - klen - 1);
+		p = end;
+	}
+	return NULL;
+}
+
+static int files_append(char ***files, size_t *n, char **more)
+{
+	size_t m = strv_length(more);
+	char **nv = realloc(*files, (*n + m + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	for (size_t i = 0; i < m; i++)
+		nv[(*n)++] = more[i];
+	nv[*n] = NULL;
+	*files = nv;
+	free(more);
+	return 0;
+}
+
+int gresconf_files(const char *path, const char *node, const char *name,
+		   char ***files)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[8192];
+	size_t n = 0;
+	unsigned lineno = 0;
+	int r = 0;
+
+	*files = calloc(1, sizeof(char *));
+	if (!*files)
+		return -ENOMEM;
+	if (!f)
+		return log_errno(errno, "cannot read %s", path);
+	while (r == 0 && fgets(line, sizeof(line), f)) {
+		_cleanup_free_ char *nodes = NULL, *gname = NULL, *file = NULL;
+		char **expanded = NULL;
+		char *hash = strchr(line, '#');
+
+		lineno++;
+		if (hash)
+			*hash = '\0';
+		gname = line_value(line, "Name");
+		if (!gname || strcasecmp(gname, name) != 0)
+			continue;
+		nodes = line_value(line, "NodeName");
+		if (nodes && !node_matches(nodes, node))
+			continue;
+		file = line_value(line, "File");
+		if (!file) {
+			log_error("%s:%u: Name=%s without File=: slurm-vm "
+				  "needs a device file per %s",
+				  path, lineno, name, name);
+			r = -EINVAL;
+			break;
+		}
+		r = slurm_gres_file_expand(file, &expanded);
+		if (r < 0) {
+			log_error("%s:%u: cannot expand File=%s", path, lineno,
+				  file);
+			break;
+		}
+		r = files_append(files, &n, expanded);
+		if (r < 0)
+			strv_free(expanded);
+	}
+	return r;
+}
