@@ -92,7 +92,7 @@ _libvirt_kill() { # pid name
 # Writes the daemons' configuration into $state/etc.
 _libvirt_write_config() { # state
 	local state=$1 etc=$1/etc filters f
-	filters="3:remote 3:util 3:rpc 2:qemu"
+	filters="3:remote 3:util 3:rpc 3:qemu"
 	if [ "${SVM_LIBVIRT_DEBUG:-0}" = 1 ]; then
 		filters="1:qemu 1:util 1:security 1:rpc 3:object 3:event 3:util.json"
 	fi
