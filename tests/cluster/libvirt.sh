@@ -160,7 +160,41 @@ _libvirt_unregister() { # state
 	done
 }
 
+# Runs "$@" holding the harness's libvirt lock: concurrent starts and stops
+# from several shells must not race (fd 9 is closed for the daemons).
+_libvirt_locked() {
+	local lock
+	lock=$(_libvirt_state).lock
+	mkdir -p "$(dirname "$lock")"
+	(
+		if ! flock -w 180 9; then
+			_libvirt_log "another libvirt_start/stop holds $lock for 180 s"
+			exit 1
+		fi
+		"$@"
+	) 9>"$lock"
+}
+
 libvirt_start() {
+	_libvirt_locked _libvirt_start_locked "$@"
+}
+
+libvirt_stop() {
+	_libvirt_locked _libvirt_stop_locked "$@"
+}
+
+# True when libvirtd answers within SVM_LIBVIRT_TIMEOUT while PID lives.
+_libvirt_wait_answer() { # pid timeout
+	local i
+	for ((i = 0; i < $2 * 4; i++)); do
+		_libvirt_answers && return 0
+		_libvirt_alive "$1" || return 1
+		sleep 0.25
+	done
+	return 1
+}
+
+_libvirt_start_locked() {
 	local prefix=${1:-${SVM_LIBVIRT_PREFIX:-svmtest-}}
 	local state cache timeout start_virtlogd=1 pid i
 	state=$(_libvirt_state)
@@ -181,10 +215,12 @@ libvirt_start() {
 	done
 
 	if pid=$(_libvirt_pid "$state/libvirtd.pid"); then
-		if _libvirt_answers; then # already started by us
+		# Ours, maybe still starting.
+		if _libvirt_wait_answer "$pid" "$timeout"; then
 			_libvirt_register "$state"
 			return 0
 		fi
+		_libvirt_log "our libvirtd (pid $pid) does not answer: restarting it"
 	elif [ -e "$state/foreign" ] && _libvirt_answers; then
 		_libvirt_register "$state"
 		return 0
@@ -199,7 +235,7 @@ libvirt_start() {
 	fi
 	# Leftovers of a run that died: clean them before starting anew.
 	rm -rf "$state/users"
-	libvirt_stop "$prefix" 2>/dev/null || true
+	_libvirt_stop_locked "$prefix" 2>/dev/null || true
 
 	mkdir -p "$state" "$cache" /run/libvirt /var/log/libvirt/qemu
 	rm -f "$state/foreign" "$state/libvirtd.log" "$state/virtlogd.log"
@@ -216,10 +252,10 @@ libvirt_start() {
 
 	if ! unshare -m --propagation private -- bash -c "$(_libvirt_ns_script)" \
 		libvirt-ns "$state" "$cache" "$start_virtlogd" \
-		>"$state/start.log" 2>&1; then
+		>"$state/start.log" 2>&1 9>&-; then
 		_libvirt_log "starting virtlogd/libvirtd failed:"
 		sed 's/^/  /' "$state/start.log" >&2
-		libvirt_stop "$prefix"
+		_libvirt_stop_locked "$prefix"
 		return 1
 	fi
 
@@ -240,7 +276,7 @@ libvirt_start() {
 	cp "$state/libvirtd.log" "${TMPDIR:-/tmp}/slurm-vm-libvirtd.failed.log" \
 		2>/dev/null &&
 		_libvirt_log "whole log: ${TMPDIR:-/tmp}/slurm-vm-libvirtd.failed.log"
-	libvirt_stop "$prefix"
+	_libvirt_stop_locked "$prefix"
 	return 1
 }
 
@@ -274,7 +310,7 @@ _libvirt_kill_orphans() { # prefix
 	done
 }
 
-libvirt_stop() {
+_libvirt_stop_locked() {
 	local prefix=${1:-${SVM_LIBVIRT_PREFIX:-svmtest-}}
 	local state pid others rc=0
 	state=$(_libvirt_state)
