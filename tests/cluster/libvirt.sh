@@ -15,6 +15,7 @@
 # calling shell ($$); libvirt_stop unregisters it and, while another
 # registered shell is still alive, leaves the daemon and all domains alone
 # (callers destroy their own domains; the last one out cleans up PREFIX*).
+# Starts and stops are serialized with flock on $SVM_LIBVIRT_STATE.lock.
 #
 # The daemons run in a private mount namespace (unshare -m) in which
 #   /etc/libvirt           is our generated configuration (libvirtd reads
