@@ -13,6 +13,7 @@ static const char *log_ident = "slurm-vm";
 static enum log_level log_level = LOG_LEVEL_INFO;
 static log_sink_fn log_sink;
 static FILE *log_file;
+static char last_error[512];
 
 static const char *const level_names[] = {
 	[LOG_LEVEL_ERROR] = "error",
@@ -106,6 +107,9 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 	for (char *p = msg; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
+	if (level == LOG_LEVEL_ERROR)
+		snprintf(last_error, sizeof(last_error), "%.*s",
+			 (int)sizeof(last_error) - 1, msg);
 	if (log_file)
 		log_write_file(level, msg);
 	if (level <= log_level) {
@@ -119,6 +123,11 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 				msg);
 	}
 	errno = saved;
+}
+
+const char *log_last_error(void)
+{
+	return last_error;
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)

@@ -117,15 +117,22 @@ static int request_parse_user(struct vm_request *req)
 	return req->user ? 0 : -ENOMEM;
 }
 
+int request_job_from_env(uint32_t *job_id, unsigned *restart_count)
+{
+	int r = env_u32("SLURM_JOB_ID", true, UINT32_MAX - 1, job_id);
+
+	if (r == 0)
+		r = env_u32("SLURM_JOB_RESTART_COUNT", false, 1u << 20,
+			    restart_count);
+	return r;
+}
+
 int request_from_env(struct vm_request *req)
 {
 	int r;
 
 	memset(req, 0, sizeof(*req));
-	r = env_u32("SLURM_JOB_ID", true, UINT32_MAX - 1, &req->job_id);
-	if (r == 0)
-		r = env_u32("SLURM_JOB_RESTART_COUNT", false, 1u << 20,
-			    &req->restart_count);
+	r = request_job_from_env(&req->job_id, &req->restart_count);
 	if (r == 0)
 		r = request_parse_user(req);
 	if (r == 0)

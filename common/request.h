@@ -38,6 +38,9 @@ struct vm_request {
 /* True when the job asked for a VM: the one check made before anything
  * else, so plain jobs pay nothing. */
 bool request_wanted(void);
+/* Only the job id and restart count (what the epilog needs to clean up
+ * even when the rest of the request is garbage). */
+int request_job_from_env(uint32_t *job_id, unsigned *restart_count);
 /* Parses the environment; logs what is wrong and returns -EINVAL. */
 int request_from_env(struct vm_request *req);
 void request_free(struct vm_request *req);

@@ -33,6 +33,7 @@ struct vmconf {
 	char *state_dir;   /* root-owned per-job state and journals */
 	char *overlay_dir; /* node-local storage for per-job overlays */
 	char *log_file;	   /* NULL: stderr (slurmd's log) only */
+	char *helper_dir;  /* slurm-vm-relay, slurm-vm-exec */
 	int log_level;	   /* enum log_level */
 
 	/* hypervisor */
@@ -44,6 +45,7 @@ struct vmconf {
 	unsigned shutdown_timeout; /* seconds */
 	uint64_t mem_overhead_mb;  /* host memory kept out of the guest */
 	bool allow_root;	   /* guest processes may run as uid 0 */
+	bool boot;		   /* no: check and plan only (testing) */
 
 	/* devices and placement */
 	char *sysfs_root;

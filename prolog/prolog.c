@@ -15,30 +15,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "alloc.h"
-#include "image.h"
 #include "log.h"
-#include "placement.h"
-#include "request.h"
+#include "prolog.h"
 #include "strutil.h"
-#include "vmconf.h"
-
-enum prolog_result {
-	PROLOG_OK = 0,
-	PROLOG_JOB_FAULT,  /* the job fails, the node stays up */
-	PROLOG_NODE_FAULT, /* Slurm drains the node */
-};
-
-struct prolog {
-	struct vmconf conf;
-	struct vm_request req;
-	struct image_spec spec;
-	struct image_chain chain;
-	struct job_alloc alloc;
-	struct topology *topo;
-	struct plan plan;
-};
 
 static enum prolog_result prolog_check_image(struct prolog *p)
 {
@@ -187,20 +168,29 @@ static enum prolog_result prolog_run(struct prolog *p)
 			  getenv("SLURM_JOB_ID") ?: "?");
 		return PROLOG_JOB_FAULT;
 	}
-	res = prolog_check_image(p);
+	res = prolog_statedir(p);
+	if (res == PROLOG_OK)
+		res = prolog_check_image(p);
 	if (res == PROLOG_OK)
 		res = prolog_resolve_alloc(p);
 	if (res == PROLOG_OK)
 		res = prolog_plan(p);
-	if (res == PROLOG_OK)
-		log_warn("job %u: guest boot is not implemented yet; steps run "
-			 "on the host",
+	if (res == PROLOG_OK && !p->conf.boot)
+		log_info("job %u: Boot=no in vm.conf: planned only, no guest",
 			 p->req.job_id);
+	else if (res == PROLOG_OK)
+		res = prolog_boot(p);
+	if (res == PROLOG_JOB_FAULT && p->state_fd >= 0 && !p->reason_recorded)
+		prolog_record_reason(p, "job %u: %s", p->req.job_id,
+				     log_last_error());
 	return res;
 }
 
 static void prolog_free(struct prolog *p)
 {
+	if (p->state_fd >= 0)
+		close(p->state_fd);
+	free(p->state_path);
 	plan_free(&p->plan);
 	topology_free(p->topo);
 	alloc_free(&p->alloc);
@@ -212,7 +202,7 @@ static void prolog_free(struct prolog *p)
 
 int main(int argc, char **argv)
 {
-	struct prolog p = {0};
+	struct prolog p = { .state_fd = -1 };
 	enum prolog_result res;
 
 	if (!request_wanted())

@@ -448,6 +448,11 @@ _harness_write_config() {
 	# HARNESS_GPU_GROUPS and HARNESS_IBVF_GROUPS' defaults).
 	printf '\n# test cluster: the devices behind the fake /dev/vfio nodes\nSysfsRoot=%s\n' \
 		"$HARNESS_REPO/tests/fixtures/sysfs/cluster" >>"$etc/vm.conf"
+	printf '# test cluster: the relay and exec of this build\nHelperDir=%s\n' \
+		"$HARNESS_BIN" >>"$etc/vm.conf"
+	# Without libvirtd no guest can boot: the prolog checks and plans only.
+	[ "${HARNESS_LIBVIRT:-0}" = 1 ] ||
+		printf '# test cluster without libvirtd\nBoot=no\n' >>"$etc/vm.conf"
 	chmod 0644 "$etc"/*.conf
 }
 

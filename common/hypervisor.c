@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hypervisor.h"
+#include "log.h"
+#include "strutil.h"
+
+struct hypervisor {
+	virConnectPtr conn;
+};
+
+static const char *hv_last_error(void)
+{
+	virErrorPtr e = virGetLastError();
+
+	return e && e->message ? e->message : "unknown libvirt error";
+}
+
+/* libvirt prints its errors to stderr by default; ours go to our log. */
+static void hv_error_sink(void *data, virErrorPtr e)
+{
+}
+
+int hv_open(const char *uri, struct hypervisor **out)
+{
+	struct hypervisor *hv = calloc(1, sizeof(*hv));
+
+	if (!hv)
+		return -ENOMEM;
+	virSetErrorFunc(NULL, hv_error_sink);
+	hv->conn = virConnectOpen(uri);
+	if (!hv->conn) {
+		log_error("cannot reach libvirt at %s: %s", uri, hv_last_error());
+		free(hv);
+		return -EHOSTDOWN;
+	}
+	*out = hv;
+	return 0;
+}
+
+void hv_close(struct hypervisor *hv)
+{
+	if (!hv)
+		return;
+	virConnectClose(hv->conn);
+	free(hv);
+}
+
+static virDomainPtr hv_lookup(struct hypervisor *hv, const char *name)
+{
+	return virDomainLookupByName(hv->conn, name);
+}
+
+static bool hv_no_domain(void)
+{
+	virErrorPtr e = virGetLastError();
+
+	return e && e->code == VIR_ERR_NO_DOMAIN;
+}
+
+int hv_create(struct hypervisor *hv, const char *xml)
+{
+	virDomainPtr dom = virDomainCreateXML(hv->conn, xml, 0);
+
+	if (!dom) {
+		log_error("libvirt refused the guest: %s", hv_last_error());
+		return -EIO;
+	}
+	virDomainFree(dom);
+	return 0;
+}
+
+int hv_is_running(struct hypervisor *hv, const char *name)
+{
+	virDomainPtr dom = hv_lookup(hv, name);
+	int active;
+
+	if (!dom)
+		return hv_no_domain() ? 0 : -EIO;
+	active = virDomainIsActive(dom);
+	virDomainFree(dom);
+	return active < 0 ? -EIO : active;
+}
+
+int hv_destroy(struct hypervisor *hv, const char *name)
+{
+	virDomainPtr dom = hv_lookup(hv, name);
+	int r = 0;
+
+	if (!dom)
+		return hv_no_domain() ? 0 : -EIO;
+	if (virDomainDestroy(dom) < 0 && virDomainIsActive(dom) == 1) {
+		log_error("cannot destroy guest %s: %s", name, hv_last_error());
+		r = -EIO;
+	}
+	virDomainFree(dom);
+	return r;
+}
+
+int hv_stop(struct hypervisor *hv, const char *name, unsigned timeout_s)
+{
+	virDomainPtr dom = hv_lookup(hv, name);
+	time_t deadline = time(NULL) + timeout_s;
+
+	if (!dom)
+		return hv_no_domain() ? 0 : -EIO;
+	/* A guest that ignores ACPI is destroyed after the timeout. */
+	if (timeout_s && virDomainShutdown(dom) == 0) {
+		while (time(NULL) < deadline && virDomainIsActive(dom) == 1)
+			usleep(200 * 1000);
+	}
+	virDomainFree(dom);
+	return hv_destroy(hv, name);
+}
+
+int hv_dumpxml(struct hypervisor *hv, const char *name, char **xml)
+{
+	virDomainPtr dom = hv_lookup(hv, name);
+
+	if (!dom)
+		return hv_no_domain() ? -ENOENT : -EIO;
+	*xml = virDomainGetXMLDesc(dom, 0);
+	virDomainFree(dom);
+	return *xml ? 0 : -EIO;
+}
+
+int hv_list(struct hypervisor *hv, const char *prefix, char ***names)
+{
+	virDomainPtr *doms = NULL;
+	size_t n = 0;
+	char **v;
+	int count;
+
+	count = virConnectListAllDomains(hv->conn, &doms,
+					 VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+	if (count < 0)
+		return -EIO;
+	v = calloc((size_t)count + 1, sizeof(*v));
+	for (int i = 0; i < count; i++) {
+		const char *name = virDomainGetName(doms[i]);
+		if (v && name && strncmp(name, prefix, strlen(prefix)) == 0)
+			v[n++] = strdup(name);
+		virDomainFree(doms[i]);
+	}
+	free(doms);
+	if (!v)
+		return -ENOMEM;
+	*names = v;
+	return 0;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * The libvirt calls of the prolog, epilog and admin tool. Guests are
+ * transient domains: libvirt forgets them when they stop, so nothing of a
+ * job outlives it in libvirt's configuration.
+ *
+ * An unreachable libvirtd is a node fault (-EHOSTDOWN); a domain that is
+ * already gone is success for every teardown call (idempotent epilog).
+ */
+#include <stdbool.h>
+
+struct hypervisor;
+
+int hv_open(const char *uri, struct hypervisor **hv);
+void hv_close(struct hypervisor *hv);
+
+/* Starts a transient domain from @xml. */
+int hv_create(struct hypervisor *hv, const char *xml);
+/* Is a domain of that name running? 1 yes, 0 no, <0 error. */
+int hv_is_running(struct hypervisor *hv, const char *name);
+/* ACPI shutdown, then destroy when it is not gone after @timeout_s. */
+int hv_stop(struct hypervisor *hv, const char *name, unsigned timeout_s);
+/* Destroys at once. */
+int hv_destroy(struct hypervisor *hv, const char *name);
+/* The domain's XML (live), malloc'd. */
+int hv_dumpxml(struct hypervisor *hv, const char *name, char **xml);
+/* Names of running domains whose name starts with @prefix. */
+int hv_list(struct hypervisor *hv, const char *prefix, char ***names);

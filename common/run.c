@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "log.h"
+#include "run.h"
+
+static void child_exec(char *const argv[], int outfd)
+{
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	setpgid(0, 0);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(outfd, 1) < 0 ||
+	    dup2(outfd, 2) < 0)
+		_exit(127);
+	execv(argv[0], argv);
+	dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/* Keeps the last @outlen-1 bytes of the output in @out. */
+static void keep_tail(char *out, size_t outlen, size_t *used, const char *buf,
+		      size_t n)
+{
+	if (!out || outlen < 2)
+		return;
+	if (n >= outlen - 1) {
+		memcpy(out, buf + n - (outlen - 1), outlen - 1);
+		*used = outlen - 1;
+	} else {
+		if (*used + n > outlen - 1) {
+			size_t drop = *used + n - (outlen - 1);
+			memmove(out, out + drop, *used - drop);
+			*used -= drop;
+		}
+		memcpy(out + *used, buf, n);
+		*used += n;
+	}
+	out[*used] = '\0';
+}
+
+int run_wait(char *const argv[], unsigned timeout_s, char *out, size_t outlen)
+{
+	time_t deadline = time(NULL) + timeout_s;
+	size_t used = 0;
+	int pipefd[2], status = 0;
+	bool timed_out = false;
+	pid_t pid;
+
+	if (out && outlen)
+		out[0] = '\0';
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -errno;
+	}
+	if (pid == 0)
+		child_exec(argv, pipefd[1]);
+	close(pipefd[1]);
+	/* Read until EOF: a daemonizing helper closes what it inherited. */
+	for (;;) {
+		struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
+		char buf[4096];
+		long left = (long)(deadline - time(NULL));
+		ssize_t n;
+
+		if (left <= 0) {
+			timed_out = true;
+			kill(-pid, SIGKILL);
+			break;
+		}
+		if (poll(&pfd, 1, (int)(left > 1 ? 1000 : left * 1000)) <= 0)
+			continue;
+		n = read(pipefd[0], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		keep_tail(out, outlen, &used, buf, (size_t)n);
+	}
+	close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (timed_out)
+		return -ETIMEDOUT;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return -ECHILD;
+}

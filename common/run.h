@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Running a helper program from root code: argv only (no shell), stdin
+ * /dev/null, stdout and stderr captured (the last bytes kept for the log),
+ * a time limit after which the child's process group is killed.
+ */
+#include <stddef.h>
+
+/* Returns the exit status (0..255), -ETIMEDOUT, or -errno. @out (may be
+ * NULL) gets the NUL-terminated tail of what the program printed. */
+int run_wait(char *const argv[], unsigned timeout_s, char *out, size_t outlen);

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hypervisor.h"
+#include "image.h"
+#include "journal.h"
+#include "log.h"
+#include "strutil.h"
+#include "teardown.h"
+
+struct teardown {
+	const struct vmconf *conf;
+	int state_fd;
+	bool keep;
+	struct hypervisor *hv;
+	bool hv_failed;
+};
+
+static int undo_overlay(struct teardown *t, const char *path)
+{
+	char *const dirs[] = { t->conf->overlay_dir, NULL };
+
+	if (t->keep) {
+		log_info("kept overlay %s (--vm-keep)", path);
+		return 0;
+	}
+	/* The journal is root's, but never delete outside OverlayDir. */
+	if (!path_is_inside(path, dirs)) {
+		log_error("journal names overlay %s outside OverlayDir; not deleted",
+			  path);
+		return -EPERM;
+	}
+	if (unlink(path) < 0 && errno != ENOENT)
+		return log_errno(errno, "cannot delete overlay %s", path);
+	return 0;
+}
+
+static int undo_domain(struct teardown *t, const char *name)
+{
+	int r;
+
+	if (!t->hv && !t->hv_failed && hv_open(t->conf->libvirt_uri, &t->hv) < 0)
+		t->hv_failed = true;
+	if (!t->hv) {
+		log_error("cannot stop guest %s: libvirt is unreachable", name);
+		return -EHOSTDOWN;
+	}
+	r = hv_stop(t->hv, name, t->conf->shutdown_timeout);
+	if (r == 0)
+		log_info("guest %s stopped", name);
+	return r;
+}
+
+/* Is @pid still the relay the pid file named (not a recycled pid)? */
+static bool pid_is_relay(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return strcmp(comm, "slurm-vm-relay\n") == 0;
+}
+
+static int undo_relay(struct teardown *t, const char *pidfile)
+{
+	_cleanup_close_ int fd = -1;
+	char buf[32] = "";
+	unsigned pid;
+	ssize_t n;
+
+	if (strchr(pidfile, '/'))
+		return -EINVAL;
+	fd = openat(t->state_fd, pidfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (str_to_uint(buf, &pid) < 0 || pid < 2)
+		return -EINVAL;
+	if (!pid_is_relay((pid_t)pid))
+		return 0;
+	kill((pid_t)pid, SIGTERM);
+	for (int i = 0; i < 30 && pid_is_relay((pid_t)pid); i++)
+		usleep(100 * 1000);
+	if (pid_is_relay((pid_t)pid))
+		kill((pid_t)pid, SIGKILL);
+	return 0;
+}
+
+static int teardown_entry(struct teardown *t, const struct journal_entry *e)
+{
+	if (e->n_args != 1) {
+		log_error("journal record %s has %zu arguments; skipped", e->verb,
+			  e->n_args);
+		return -EBADMSG;
+	}
+	if (strcmp(e->verb, "OVERLAY") == 0)
+		return undo_overlay(t, e->args[0]);
+	if (strcmp(e->verb, "DOMAIN") == 0)
+		return undo_domain(t, e->args[0]);
+	if (strcmp(e->verb, "RELAY") == 0)
+		return undo_relay(t, e->args[0]);
+	log_error("unknown journal record %s; skipped", e->verb);
+	return -EBADMSG;
+}
+
+int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
+		    struct teardown_result *res)
+{
+	struct teardown t = { .conf = conf, .state_fd = state_fd, .keep = keep };
+	struct journal j;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	r = journal_read(state_fd, &j);
+	if (r < 0)
+		return r;
+	for (size_t i = j.n_entries; i-- > 0;) {
+		res->steps++;
+		if (teardown_entry(&t, &j.entries[i]) < 0)
+			res->failed++;
+	}
+	hv_close(t.hv);
+	journal_free(&j);
+	return res->failed ? -EIO : 0;
+}

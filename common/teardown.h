@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Undoing a job's host changes: the journal (journal.h) replayed backwards.
+ * Used by the epilog, by the prolog when a boot fails, and by `slurm-vm
+ * cleanup`. Every step is idempotent and a failed step does not stop the
+ * others; the result says which failed and whether the node is unsafe (a
+ * device that could not be returned).
+ *
+ * Verbs: OVERLAY <path>, DOMAIN <name>, RELAY <pidfile in the state dir>.
+ */
+#include <stdbool.h>
+
+#include "vmconf.h"
+
+struct teardown_result {
+	unsigned steps;
+	unsigned failed;
+	bool node_unsafe;
+};
+
+int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
+		    struct teardown_result *res);

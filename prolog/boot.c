@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "domain.h"
+#include "hypervisor.h"
+#include "journal.h"
+#include "log.h"
+#include "prolog.h"
+#include "run.h"
+#include "teardown.h"
+
+#define REASON_FILE  "reason"
+#define CONSOLE_TAIL 2048
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char *state_file(const struct prolog *p, const char *name)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/%s", p->state_path, name) < 0)
+		return NULL;
+	return path;
+}
+
+static int journal_step(struct prolog *p, const char *verb, const char *arg)
+{
+	const char *args[] = { arg, NULL };
+
+	return journal_append(p->state_fd, verb, args);
+}
+
+void prolog_record_reason(struct prolog *p, const char *fmt, ...)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int con = -1;
+	char tail[CONSOLE_TAIL + 1];
+	va_list ap;
+	off_t size;
+	ssize_t n;
+
+	fd = openat(p->state_fd, REASON_FILE,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	p->reason_recorded = true;
+	fchmod(fd, 0644);
+	va_start(ap, fmt);
+	vdprintf(fd, fmt, ap);
+	va_end(ap);
+	dprintf(fd, "\n");
+	con = openat(p->state_fd, "console.log", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (con < 0)
+		return;
+	size = lseek(con, 0, SEEK_END);
+	if (size > CONSOLE_TAIL)
+		lseek(con, size - CONSOLE_TAIL, SEEK_SET);
+	else
+		lseek(con, 0, SEEK_SET);
+	n = read(con, tail, CONSOLE_TAIL);
+	if (n > 0)
+		dprintf(fd, "--- last console output (%s/console.log) ---\n%.*s\n",
+			p->state_path, (int)n, tail);
+}
+
+static enum prolog_result boot_overlay(struct prolog *p, char **overlay)
+{
+	const struct image_layer *base = &p->chain.layers[0];
+	char size[32], out[1024];
+	int r;
+
+	if (mkdir(p->conf.overlay_dir, 0700) < 0 && errno != EEXIST) {
+		log_errno(errno, "cannot create OverlayDir %s",
+			  p->conf.overlay_dir);
+		return PROLOG_NODE_FAULT;
+	}
+	if (asprintf(overlay, "%s/%s.qcow2", p->conf.overlay_dir,
+		     p->state_name) < 0)
+		return PROLOG_NODE_FAULT;
+	if (journal_step(p, "OVERLAY", *overlay) < 0)
+		return PROLOG_NODE_FAULT;
+	snprintf(size, sizeof(size), "%" PRIu64, base->virtual_size);
+	/* -u: qemu-img must not open the user's image (we parsed it); the
+	 * format of every layer is told, never probed. */
+	char *const argv[] = { "/usr/bin/qemu-img", "create", "-q", "-f",
+			       "qcow2", "-u", "-F",
+			       (char *)image_format_name(base->format), "-b",
+			       base->path, *overlay, size, NULL };
+	r = run_wait(argv, 60, out, sizeof(out));
+	if (r != 0) {
+		log_error("job %u: qemu-img create %s failed (%d): %s",
+			  p->req.job_id, *overlay, r, out);
+		return PROLOG_NODE_FAULT;
+	}
+	return PROLOG_OK;
+}
+
+static enum prolog_result boot_domain(struct prolog *p, const char *overlay)
+{
+	_cleanup_free_ char *console = state_file(p, "console.log");
+	_cleanup_free_ char *channel = state_file(p, "agent.sock");
+	_cleanup_free_ char *cmdline = NULL;
+	_cleanup_free_ char *xml = NULL;
+	char name[96];
+	struct domain_params dp = { 0 };
+	struct hypervisor *hv = NULL;
+	enum prolog_result res = PROLOG_JOB_FAULT;
+
+	snprintf(name, sizeof(name), DOMAIN_NAME_PREFIX "%s", p->state_name);
+	if (p->spec.kernel &&
+	    asprintf(&cmdline, "%s svm.hostname=%s", p->spec.cmdline ?: "",
+		     p->alloc.node) < 0)
+		return PROLOG_NODE_FAULT;
+	dp.name = name;
+	dp.job_id = p->req.job_id;
+	dp.uid = p->req.uid;
+	dp.image = p->chain.layers[0].path;
+	dp.image_format = image_format_name(p->chain.layers[0].format);
+	dp.overlay = overlay;
+	dp.kernel = p->spec.kernel;
+	dp.initrd = p->spec.initrd;
+	dp.cmdline = cmdline;
+	dp.console_log = console;
+	dp.channel_socket = channel;
+	domain_params_from_conf(&dp, &p->conf);
+	if (domain_xml_build(&p->plan, &dp, &xml) < 0) {
+		log_error("job %u: cannot build the domain XML", p->req.job_id);
+		return PROLOG_NODE_FAULT;
+	}
+	if (hv_open(p->conf.libvirt_uri, &hv) < 0)
+		return PROLOG_NODE_FAULT;
+	if (journal_step(p, "DOMAIN", name) < 0) {
+		res = PROLOG_NODE_FAULT;
+		goto out;
+	}
+	if (hv_create(hv, xml) == 0)
+		res = PROLOG_OK;
+	else
+		prolog_record_reason(p, "libvirt could not start the guest of job %u; see the node's slurm-vm log",
+			      p->req.job_id);
+out:
+	hv_close(hv);
+	return res;
+}
+
+static enum prolog_result boot_relay(struct prolog *p)
+{
+	_cleanup_free_ char *relay = NULL, *channel = state_file(p, "agent.sock");
+	_cleanup_free_ char *sock = state_file(p, "sock/relay.sock");
+	_cleanup_free_ char *pidfile = state_file(p, "relay.pid");
+	_cleanup_free_ char *logfile = state_file(p, "relay.log");
+	char uid[16], gid[16], out[1024];
+	int r;
+
+	if (asprintf(&relay, "%s/slurm-vm-relay", p->conf.helper_dir) < 0)
+		return PROLOG_NODE_FAULT;
+	snprintf(uid, sizeof(uid), "%u", (unsigned)p->req.uid);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)p->req.gid);
+	if (journal_step(p, "RELAY", "relay.pid") < 0)
+		return PROLOG_NODE_FAULT;
+	char *const argv[] = { relay, "--channel", channel, "--socket", sock,
+			       "--uid", uid, "--gid", gid, "--daemon",
+			       "--pidfile", pidfile, "--log-file", logfile,
+			       NULL };
+	r = run_wait(argv, 30, out, sizeof(out));
+	if (r != 0) {
+		log_error("job %u: %s did not start (%d): %s", p->req.job_id,
+			  relay, r, out);
+		return PROLOG_NODE_FAULT;
+	}
+	return PROLOG_OK;
+}
+
+static enum prolog_result boot_wait_ready(struct prolog *p, double t0)
+{
+	_cleanup_free_ char *exec = NULL;
+	_cleanup_free_ char *sock = state_file(p, "sock/relay.sock");
+	char timeout[16], out[1024];
+	int r;
+
+	if (asprintf(&exec, "%s/slurm-vm-exec", p->conf.helper_dir) < 0)
+		return PROLOG_NODE_FAULT;
+	snprintf(timeout, sizeof(timeout), "%u", p->conf.boot_timeout);
+	char *const argv[] = { exec, "--socket", sock, "--timeout", timeout,
+			       "--wait-ready", NULL };
+	r = run_wait(argv, p->conf.boot_timeout + 10, out, sizeof(out));
+	if (r != 0) {
+		log_error("job %u: the guest's agent was not ready within %us: %s",
+			  p->req.job_id, p->conf.boot_timeout, out);
+		prolog_record_reason(p, "the guest of job %u did not become ready within BootTimeout=%us (image %s)",
+			      p->req.job_id, p->conf.boot_timeout,
+			      p->req.image);
+		return PROLOG_JOB_FAULT;
+	}
+	log_info("job %u: guest ready %.1fs after boot", p->req.job_id,
+		 now_s() - t0);
+	return PROLOG_OK;
+}
+
+/* A failed boot leaves nothing running: the journal is replayed now (the
+ * epilog replays it again, harmlessly); the reason stays for the steps. */
+static void boot_undo(struct prolog *p)
+{
+	struct teardown_result res;
+
+	teardown_replay(&p->conf, p->state_fd, false, &res);
+	if (res.failed)
+		log_error("job %u: %u of %u cleanup steps failed", p->req.job_id,
+			  res.failed, res.steps);
+}
+
+enum prolog_result prolog_statedir(struct prolog *p)
+{
+	statedir_name(p->req.job_id, p->req.restart_count, p->state_name,
+		      sizeof(p->state_name));
+	p->state_fd = statedir_open(p->conf.state_dir, p->state_name, true);
+	if (p->state_fd < 0) {
+		log_errno(p->state_fd, "cannot set up the state directory %s/%s",
+			  p->conf.state_dir, p->state_name);
+		return PROLOG_NODE_FAULT;
+	}
+	if (asprintf(&p->state_path, "%s/%s", p->conf.state_dir,
+		     p->state_name) < 0)
+		return PROLOG_NODE_FAULT;
+	/* A requeued job must not find an old reason. */
+	unlinkat(p->state_fd, REASON_FILE, 0);
+	return PROLOG_OK;
+}
+
+enum prolog_result prolog_boot(struct prolog *p)
+{
+	_cleanup_free_ char *overlay = NULL;
+	enum prolog_result res;
+	double t0, t;
+
+	t = t0 = now_s();
+	res = boot_overlay(p, &overlay);
+	log_info("job %u: phase overlay %.3fs", p->req.job_id, now_s() - t);
+	if (res == PROLOG_OK) {
+		t = now_s();
+		res = boot_domain(p, overlay);
+		log_info("job %u: phase define+start %.3fs", p->req.job_id,
+			 now_s() - t);
+	}
+	t0 = now_s();
+	if (res == PROLOG_OK)
+		res = boot_relay(p);
+	if (res == PROLOG_OK)
+		res = boot_wait_ready(p, t0);
+	if (res != PROLOG_OK)
+		boot_undo(p);
+	return res;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/* State of one prolog run, shared by its phases. */
+#include "alloc.h"
+#include "image.h"
+#include "placement.h"
+#include "request.h"
+#include "vmconf.h"
+
+#define DOMAIN_NAME_PREFIX "slurmvm-"
+
+enum prolog_result {
+	PROLOG_OK = 0,
+	PROLOG_JOB_FAULT,  /* the job fails, the node stays up */
+	PROLOG_NODE_FAULT, /* Slurm drains the node */
+};
+
+struct prolog {
+	struct vmconf conf;
+	struct vm_request req;
+	struct image_spec spec;
+	struct image_chain chain;
+	struct job_alloc alloc;
+	struct topology *topo;
+	struct plan plan;
+
+	char state_name[64]; /* job-<id>.<restart> */
+	char *state_path;
+	int state_fd; /* -1 until prolog_statedir() */
+	bool reason_recorded;
+};
+
+/* Creates the job's root-owned state directory. */
+enum prolog_result prolog_statedir(struct prolog *p);
+/* Writes the reason the job's steps fail with (and the console tail). */
+void prolog_record_reason(struct prolog *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Overlay, domain, relay, then wait for the agent; every host change
+ * journaled first. A job fault leaves the reason in the state directory. */
+enum prolog_result prolog_boot(struct prolog *p);
