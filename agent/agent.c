@@ -69,7 +69,7 @@ static struct {
 	struct session *sessions;
 	unsigned nsessions;
 	bool quit;
-} agent = {.listen_fd = -1, .chan_fd = -1, .sig_fd = -1};
+} agent = { .listen_fd = -1, .chan_fd = -1, .sig_fd = -1 };
 
 /* ---- sessions ---- */
 
@@ -275,7 +275,7 @@ static void channel_accept(void)
 
 static void handle_hello(const struct proto_frame *f)
 {
-	struct proto_hello h, me = {.min_version = PROTO_VERSION_MIN};
+	struct proto_hello h, me = { .min_version = PROTO_VERSION_MIN };
 
 	if (proto_decode_hello(f->payload, f->length, &h) < 0) {
 		send_error(0, EBADMSG, "malformed HELLO");
@@ -426,9 +426,16 @@ static void handle_session_frame(const struct proto_frame *f)
 		handle_data(s, f);
 		break;
 	case PROTO_EOF:
-		if (proto_decode_eof(f->payload, f->length, &st) == 0 &&
-		    (st == PROTO_STDIN || st == PROTO_PMI))
+		if (proto_decode_eof(f->payload, f->length, &st) < 0)
+			break;
+		if (st == PROTO_STDIN || st == PROTO_PMI) {
 			s->host_eof[st] = true;
+		} else if (!s->out_done[st]) {
+			/* Nobody reads this stream on the host any more: the
+			 * task's next write gets EPIPE/SIGPIPE, as there. */
+			s->out_done[st] = true;
+			session_close_fd(s, st);
+		}
 		break;
 	case PROTO_CREDIT:
 		if (proto_decode_credit(f->payload, f->length, &st, &v) < 0 ||
@@ -592,7 +599,7 @@ static void session_read_report(struct session *s)
 /* Exit status goes out after the output: the task's last words first. */
 static void session_maybe_finish(struct session *s)
 {
-	struct proto_exit ex = {0};
+	struct proto_exit ex = { 0 };
 	bool drained = true;
 
 	if (!s->exited || s->exit_sent || s->orphan || s->report >= 0)
@@ -689,8 +696,8 @@ static int pollset_add(struct pollset *ps, int fd, short events,
 		ps->refs = r;
 		ps->cap = cap;
 	}
-	ps->fds[ps->n] = (struct pollfd){.fd = fd, .events = events};
-	ps->refs[ps->n] = (struct pollref){kind, s, stream};
+	ps->fds[ps->n] = (struct pollfd){ .fd = fd, .events = events };
+	ps->refs[ps->n] = (struct pollref){ kind, s, stream };
 	ps->n++;
 	return 0;
 }
@@ -769,7 +776,10 @@ static void dispatch(struct pollset *ps)
 		case REF_STREAM:
 			if (ref->s->orphan || ref->s->fd[ref->stream] < 0)
 				break;
-			if (re & POLLOUT)
+			if ((re & (POLLOUT | POLLERR | POLLHUP)) &&
+			    proto_buf_pending(&ref->s->to_task[ref->stream]) &&
+			    (ref->stream == PROTO_STDIN ||
+			     ref->stream == PROTO_PMI))
 				session_pump_in(ref->s, ref->stream);
 			if ((re & (POLLIN | POLLHUP | POLLERR)) &&
 			    ref->stream != PROTO_STDIN &&
@@ -783,7 +793,7 @@ static void dispatch(struct pollset *ps)
 
 static int run(void)
 {
-	struct pollset ps = {0};
+	struct pollset ps = { 0 };
 
 	while (!agent.quit) {
 		int timeout = -1;
@@ -840,14 +850,14 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"port", required_argument, NULL, 'p'},
-		{"listen", required_argument, NULL, 'l'},
-		{"identity", required_argument, NULL, 'i'},
-		{"allow-poweroff", no_argument, NULL, 'P'},
-		{"log-file", required_argument, NULL, 'L'},
-		{"debug", no_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{ "port", required_argument, NULL, 'p' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "identity", required_argument, NULL, 'i' },
+		{ "allow-poweroff", no_argument, NULL, 'P' },
+		{ "log-file", required_argument, NULL, 'L' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
 	};
 	struct utsname u;
 	int c, r;
@@ -898,7 +908,7 @@ static int parse_args(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const int sigs[] = {SIGCHLD, SIGTERM, SIGINT};
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT };
 	int r;
 
 	log_open("slurm-vm-agent");

@@ -33,8 +33,8 @@
 
 extern char **environ;
 
-static const int forwarded_signals[] = {SIGINT,	 SIGTERM, SIGUSR1,
-					SIGUSR2, SIGCONT, SIGTSTP};
+static const int forwarded_signals[] = { SIGINT,  SIGTERM, SIGUSR1,
+					 SIGUSR2, SIGCONT, SIGTSTP };
 
 static struct {
 	const char *socket_path, *cwd;
@@ -50,10 +50,11 @@ static struct {
 	bool in_eof[PROTO_STREAMS];	       /* our STDIN/PMI side ended */
 	bool peer_eof[PROTO_STREAMS];	       /* the guest's side ended */
 	bool ready, exec_sent, exited;
+	bool out_closed[PROTO_STREAMS]; /* our STDOUT/STDERR broke */
 	uint64_t deadline;
 	struct proto_exit exit;
 	char identity[PROTO_MAX_IDENTITY + 1];
-} ex = {.fd = -1, .sig_fd = -1, .pmi_fd = -1, .fl_saved = {-1, -1, -1}};
+} ex = { .fd = -1, .sig_fd = -1, .pmi_fd = -1, .fl_saved = { -1, -1, -1 } };
 
 static void restore_fds(void)
 {
@@ -93,7 +94,7 @@ static void flush_outputs(void)
 
 static _Noreturn void end_like_the_task(void)
 {
-	struct rlimit no_core = {0, 0};
+	struct rlimit no_core = { 0, 0 };
 	int sig = (int)ex.exit.value;
 	sigset_t set;
 
@@ -134,7 +135,7 @@ static int send_exec(void)
 	_cleanup_free_ char *cwd = NULL;
 	_cleanup_free_ uint32_t *groups = NULL;
 	_cleanup_free_ gid_t *gids = NULL;
-	struct proto_exec m = {0};
+	struct proto_exec m = { 0 };
 	struct winsize ws;
 	int n = getgroups(0, NULL);
 
@@ -236,7 +237,7 @@ static void on_data(const struct proto_frame *f)
 		fail("malformed data from the relay");
 	if (proto_buf_pending(&ex.to_fd[st]) + len > PROTO_WINDOW)
 		fail("the guest sent more than its credit");
-	if (st == PROTO_PMI && ex.pmi_fd < 0)
+	if ((st == PROTO_PMI && ex.pmi_fd < 0) || ex.out_closed[st])
 		return;
 	proto_buf_append(&ex.to_fd[st], data, len);
 }
@@ -336,10 +337,16 @@ static void write_output(int fd, int st)
 	}
 	if (n == -EAGAIN || n == 0)
 		return;
-	/* Nobody reads any more: discard, but keep the task going. */
+	/* Nobody reads any more: discard, and have the agent close the
+	 * task's end, so that it sees EPIPE/SIGPIPE as it would here. */
 	left = proto_buf_pending(&ex.to_fd[st]);
 	proto_buf_consume(&ex.to_fd[st], left);
-	proto_put_credit(&ex.out, SESSION, (uint8_t)st, (uint32_t)left);
+	if (st != PROTO_PMI && !ex.out_closed[st]) {
+		ex.out_closed[st] = true;
+		proto_put_eof(&ex.out, SESSION, (uint8_t)st);
+	} else if (st == PROTO_PMI) {
+		proto_put_credit(&ex.out, SESSION, (uint8_t)st, (uint32_t)left);
+	}
 }
 
 static void forward_signals(void)
@@ -349,6 +356,15 @@ static void forward_signals(void)
 	while (read(ex.sig_fd, &si, sizeof(si)) == sizeof(si))
 		if (ex.ready)
 			proto_put_signal(&ex.out, SESSION, si.ssi_signo);
+}
+
+static void write_relay(void)
+{
+	ssize_t n = proto_buf_write(&ex.out, ex.fd);
+
+	/* The relay hung up: drop what we had to say and read why. */
+	if (n < 0 && n != -EAGAIN)
+		proto_buf_consume(&ex.out, proto_buf_pending(&ex.out));
 }
 
 static void start_task(void)
@@ -385,11 +401,11 @@ static void loop(void)
 		}
 		if (ex.ready && !ex.exec_sent)
 			start_task();
-		p[n] = (struct pollfd){ex.fd, POLLIN, 0};
+		p[n] = (struct pollfd){ ex.fd, POLLIN, 0 };
 		if (proto_buf_pending(&ex.out))
 			p[n].events |= POLLOUT;
 		src[n++] = -1;
-		p[n] = (struct pollfd){ex.sig_fd, POLLIN, 0};
+		p[n] = (struct pollfd){ ex.sig_fd, POLLIN, 0 };
 		src[n++] = -2;
 		for (int st = 0; ex.ready && st < PROTO_STREAMS; st++) {
 			short ev = 0;
@@ -402,7 +418,7 @@ static void loop(void)
 			    proto_buf_pending(&ex.to_fd[st]))
 				ev |= POLLOUT;
 			if (ev && fd >= 0) {
-				p[n] = (struct pollfd){fd, ev, 0};
+				p[n] = (struct pollfd){ fd, ev, 0 };
 				src[n++] = st;
 			}
 		}
@@ -418,10 +434,8 @@ static void loop(void)
 			if (!re)
 				continue;
 			if (src[i] == -1) {
-				if (re & POLLOUT &&
-				    proto_buf_write(&ex.out, ex.fd) == -EPIPE)
-					fail("lost the connection to the VM "
-					     "relay");
+				if (re & POLLOUT)
+					write_relay();
 				if (re & (POLLIN | POLLHUP | POLLERR))
 					read_relay();
 			} else if (src[i] == -2) {
@@ -429,7 +443,11 @@ static void loop(void)
 			} else {
 				int st = src[i];
 
-				if (re & POLLOUT)
+				/* A broken pipe shows as POLLERR: write to
+				 * find out. */
+				if (st != PROTO_STDIN &&
+				    (re & (POLLOUT | POLLERR | POLLHUP)) &&
+				    proto_buf_pending(&ex.to_fd[st]))
 					write_output(out_fd(st), st);
 				if ((re & (POLLIN | POLLHUP | POLLERR)) &&
 				    (st == PROTO_STDIN || st == PROTO_PMI) &&
@@ -463,15 +481,15 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"cwd", required_argument, NULL, 'C'},
-		{"rank", required_argument, NULL, 'r'},
-		{"pty", no_argument, NULL, 't'},
-		{"timeout", required_argument, NULL, 'T'},
-		{"wait-ready", no_argument, NULL, 'w'},
-		{"debug", no_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{ "socket", required_argument, NULL, 's' },
+		{ "cwd", required_argument, NULL, 'C' },
+		{ "rank", required_argument, NULL, 'r' },
+		{ "pty", no_argument, NULL, 't' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "wait-ready", no_argument, NULL, 'w' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
 	};
 	const char *procid = getenv("SLURM_PROCID");
 	int c;
@@ -524,8 +542,8 @@ static int parse_args(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct proto_hello hello = {.min_version = PROTO_VERSION_MIN,
-				    .max_version = PROTO_VERSION_MAX};
+	struct proto_hello hello = { .min_version = PROTO_VERSION_MIN,
+				     .max_version = PROTO_VERSION_MAX };
 
 	log_open("slurm-vm-exec");
 	if (parse_args(argc, argv) < 0)

@@ -83,11 +83,9 @@ static struct {
 	struct rsession *sessions;
 	uint32_t next_id;
 	bool quit;
-} relay = {.listen_fd = -1,
-	   .dir_fd = -1,
-	   .sig_fd = -1,
-	   .chan_fd = -1,
-	   .next_id = 1};
+} relay = {
+	.listen_fd = -1, .dir_fd = -1, .sig_fd = -1, .chan_fd = -1, .next_id = 1
+};
 
 /* ---- sessions and clients ---- */
 
@@ -152,6 +150,8 @@ static void client_free(struct client *c)
 		/* Its task is gone on the host: end it in the guest. */
 		if (relay.state == CHAN_READY) {
 			proto_put_signal(&relay.out, s->id, SIGKILL);
+			proto_put_eof(&relay.out, s->id, PROTO_STDOUT);
+			proto_put_eof(&relay.out, s->id, PROTO_STDERR);
 			s->c->nsessions--;
 			s->c = NULL;
 		} else {
@@ -172,8 +172,8 @@ static void client_free(struct client *c)
 
 static void client_hello(struct client *c)
 {
-	struct proto_hello h = {.min_version = PROTO_VERSION_MAX,
-				.max_version = PROTO_VERSION_MAX};
+	struct proto_hello h = { .min_version = PROTO_VERSION_MAX,
+				 .max_version = PROTO_VERSION_MAX };
 
 	h.nonce = c->nonce;
 	memcpy(h.identity, relay.identity, sizeof(h.identity));
@@ -232,8 +232,8 @@ static void channel_reset(const char *fmt, ...)
 
 static void channel_try_connect(void)
 {
-	struct proto_hello h = {.min_version = PROTO_VERSION_MIN,
-				.max_version = PROTO_VERSION_MAX};
+	struct proto_hello h = { .min_version = PROTO_VERSION_MIN,
+				 .max_version = PROTO_VERSION_MAX };
 	int fd;
 
 	if (relay.chan_fd >= 0 || now_ms() < relay.retry_at)
@@ -361,6 +361,8 @@ static void guest_session_frame(const struct proto_frame *f)
 			     "was killed");
 		client_close_later(c);
 		proto_put_signal(&relay.out, s->id, SIGKILL);
+		proto_put_eof(&relay.out, s->id, PROTO_STDOUT);
+		proto_put_eof(&relay.out, s->id, PROTO_STDERR);
 		c->nsessions--;
 		s->c = NULL;
 		return;
@@ -536,8 +538,8 @@ static bool client_frame_valid(const struct proto_frame *f)
 			       0 &&
 		       (st == PROTO_STDIN || st == PROTO_PMI);
 	case PROTO_EOF:
-		return proto_decode_eof(f->payload, f->length, &st) == 0 &&
-		       (st == PROTO_STDIN || st == PROTO_PMI);
+		/* On STDOUT/STDERR: the task's reader went away. */
+		return proto_decode_eof(f->payload, f->length, &st) == 0;
 	case PROTO_CREDIT:
 		return proto_decode_credit(f->payload, f->length, &st, &v) ==
 			       0 &&
@@ -683,7 +685,7 @@ static void pollset_add(struct pollset *ps, int fd, short ev, struct client *c)
 {
 	if (ps->n >= ARRAY_SIZE(ps->fds))
 		return;
-	ps->fds[ps->n] = (struct pollfd){.fd = fd, .events = ev};
+	ps->fds[ps->n] = (struct pollfd){ .fd = fd, .events = ev };
 	ps->who[ps->n++] = c;
 }
 
@@ -935,18 +937,18 @@ static int parse_id(const char *s, unsigned *out)
 static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"channel", required_argument, NULL, 'c'},
-		{"socket", required_argument, NULL, 's'},
-		{"uid", required_argument, NULL, 'u'},
-		{"gid", required_argument, NULL, 'g'},
-		{"allow-root", no_argument, NULL, 'R'},
-		{"identity", required_argument, NULL, 'i'},
-		{"daemon", no_argument, NULL, 'D'},
-		{"pidfile", required_argument, NULL, 'p'},
-		{"log-file", required_argument, NULL, 'L'},
-		{"debug", no_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{ "channel", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "gid", required_argument, NULL, 'g' },
+		{ "allow-root", no_argument, NULL, 'R' },
+		{ "identity", required_argument, NULL, 'i' },
+		{ "daemon", no_argument, NULL, 'D' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "log-file", required_argument, NULL, 'L' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
 	};
 	unsigned v;
 	int c;
@@ -1023,7 +1025,7 @@ static void cleanup(void)
 
 int main(int argc, char **argv)
 {
-	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 	int r;
 
 	log_open("slurm-vm-relay");

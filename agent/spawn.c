@@ -20,7 +20,7 @@
 
 static void child_report(int fd, int stage, int err)
 {
-	struct spawn_report rep = {stage, err};
+	struct spawn_report rep = { stage, err };
 	ssize_t n _unused_ = write(fd, &rep, sizeof(rep));
 }
 
@@ -32,7 +32,7 @@ static _Noreturn void child_fail(int fd, int stage, int err)
 
 static void child_reset_signals(void)
 {
-	struct sigaction sa = {.sa_handler = SIG_DFL};
+	struct sigaction sa = { .sa_handler = SIG_DFL };
 	sigset_t none;
 
 	for (int sig = 1; sig < NSIG; sig++)
@@ -77,10 +77,13 @@ static int child_exec(char **argv, char **env)
 			snprintf(file, sizeof(file), "%.*s/%s", (int)dlen, p,
 				 argv[0]);
 		execve(file, argv, env);
-		if (errno == EACCES)
-			err = EACCES;
-		else if (errno != ENOENT && errno != ENOTDIR)
+		/* Like a shell: EACCES only for a file that exists. */
+		if (errno == EACCES) {
+			if (access(file, F_OK) == 0)
+				err = EACCES;
+		} else if (errno != ENOENT && errno != ENOTDIR) {
 			return errno;
+		}
 		p = end ? end + 1 : NULL;
 	}
 	return err;
@@ -134,7 +137,7 @@ static int child_place_fds(int *fds, int n, int report)
 
 static int child_pty(const struct proto_exec *m, int master, int *fds)
 {
-	struct winsize ws = {.ws_row = m->rows, .ws_col = m->cols};
+	struct winsize ws = { .ws_row = m->rows, .ws_col = m->cols };
 	const char *name = ptsname(master);
 	int slave = name ? open(name, O_RDWR) : -1;
 
@@ -149,7 +152,7 @@ static int child_pty(const struct proto_exec *m, int master, int *fds)
 static _Noreturn void child_main(const struct proto_exec *m, char **env,
 				 int *fds, int report, int pty_master)
 {
-	struct rlimit unlimited = {RLIM_INFINITY, RLIM_INFINITY};
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 	int nfd = fds[3] >= 0 ? 4 : 3;
 	int err;
 
@@ -240,8 +243,8 @@ static int open_channels(const struct proto_exec *m, int in[2], int out[2],
 
 int spawn_task(const struct proto_exec *m, struct spawned *s)
 {
-	int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-	int pmi[2] = {-1, -1}, rep[2] = {-1, -1}, master = -1;
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	int pmi[2] = { -1, -1 }, rep[2] = { -1, -1 }, master = -1;
 	_cleanup_free_ char **env = task_env(m);
 	int r;
 
@@ -258,7 +261,7 @@ int spawn_task(const struct proto_exec *m, struct spawned *s)
 		goto fail;
 	}
 	if (s->pid == 0) {
-		int fds[4] = {in[0], out[1], err[1], pmi[1]};
+		int fds[4] = { in[0], out[1], err[1], pmi[1] };
 
 		close(rep[0]);
 		child_main(m, env, fds, rep[1], master);

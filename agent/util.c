@@ -130,7 +130,7 @@ int write_all(int fd, const void *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
-			struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 
 			poll(&pfd, 1, 1000);
 			continue;

@@ -1,0 +1,273 @@
+#!/bin/bash
+# The guest channel without a VM: slurm-vm-agent listens on a unix socket
+# standing in for the virtio port, slurm-vm-relay connects to it as it
+# would to qemu's socket, and slurm-vm-exec runs tasks as a non-root user.
+#
+#   tests/cluster/test_channel_local.sh [BUILD-DIR]
+#
+# BUILD-DIR defaults to the current directory when it holds the programs
+# (as under `make check`), else to build/. Needs root (creates the users
+# svmtest and svmtest2 when absent). Exit 0 pass, 77 skip, else fail.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+if [ $# -ge 1 ]; then
+	build=$(cd "$1" && pwd)
+elif [ -x ./agent/slurm-vm-relay ]; then
+	build=$(pwd)
+else
+	build=$top/build
+fi
+relay_bin=$build/agent/slurm-vm-relay
+exec_bin=$build/agent/slurm-vm-exec
+agent_bin=$build/agent/slurm-vm-agent-test
+[ -x "$agent_bin" ] || agent_bin=$build/agent/slurm-vm-agent
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+[ "$(id -u)" = 0 ] || skip "needs root (runs tasks as test users)"
+for b in "$relay_bin" "$exec_bin" "$agent_bin"; do
+	[ -x "$b" ] || skip "$b not built"
+done
+command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
+
+for u in svmtest svmtest2; do
+	id "$u" >/dev/null 2>&1 || useradd -M -N -s /bin/sh "$u" ||
+		skip "cannot create user $u"
+done
+uid=$(id -u svmtest)
+gid=$(id -g svmtest)
+
+# Everything under one root-owned directory that others can traverse.
+work=$(mktemp -d /tmp/svm-channel.XXXXXX)
+chmod 755 "$work"
+state=$work/job42
+mkdir -m 755 "$state"
+chan=$work/agent.sock
+sock=$state/task/relay.sock
+agent_pid=""
+failures=0
+
+cleanup() {
+	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null
+	[ -f "$work/relay.pid" ] && kill "$(cat "$work/relay.pid")" 2>/dev/null
+	sleep 0.3
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	failures=$((failures + 1))
+}
+pass() {
+	echo "ok: $*"
+}
+
+start_agent() {
+	"$agent_bin" --listen "$chan" --identity test-guest --debug \
+		>>"$work/agent.log" 2>&1 &
+	agent_pid=$!
+	for _ in $(seq 50); do
+		[ -S "$chan" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# as USER CMD...: run slurm-vm-exec as USER from /tmp.
+as() {
+	local user=$1
+	shift
+	(cd /tmp && setpriv --reuid="$user" --regid="$user" --init-groups \
+		"$exec_bin" --socket "$sock" --timeout 20 "$@")
+}
+
+start_agent || { echo "FAIL: agent did not start"; cat "$work/agent.log"; exit 1; }
+
+# The relay detaches like it must under the prolog: the caller's pipe sees
+# EOF at once, the daemon leads its own session and holds no inherited fd.
+exec 9>"$work/inherited"
+out=$(timeout 10 "$relay_bin" --daemon --pidfile "$work/relay.pid" \
+	--log-file "$work/relay.log" --debug --channel "$chan" \
+	--socket "$sock" --uid "$uid" --gid "$gid" 2>&1 | cat)
+rc=$?
+exec 9>&-
+relay_pid=$(cat "$work/relay.pid" 2>/dev/null)
+if [ $rc -ne 0 ] || [ -z "$relay_pid" ] || ! kill -0 "$relay_pid"; then
+	echo "FAIL: relay --daemon did not start: $out"
+	cat "$work/relay.log" 2>/dev/null
+	exit 1
+fi
+sid=$(ps -o sid= -p "$relay_pid" | tr -d ' ')
+[ "$sid" != "$(ps -o sid= -p $$ | tr -d " ")" ] && pass "relay daemon runs in a session of its own" ||
+	fail "relay daemon session $sid, pid $relay_pid"
+if ls -l /proc/"$relay_pid"/fd | grep -q "$work/inherited"; then
+	fail "relay daemon kept an inherited descriptor"
+else
+	pass "relay daemon closed inherited descriptors"
+fi
+[ "$(stat -c '%U %a' "$state/task")" = "svmtest 700" ] &&
+	[ "$(stat -c '%U' "$state")" = root ] &&
+	pass "socket directory is the job user's, 0700; state dir root's" ||
+	fail "socket directory: $(stat -c '%U %a' "$state/task")"
+
+as svmtest --wait-ready >/dev/null || fail "--wait-ready"
+
+# 1. Output, stderr, identity, cwd and exit code 7.
+out=$(as svmtest -- sh -c 'id -u; pwd; echo to-stderr >&2; exit 7' \
+	2>"$work/err")
+rc=$?
+[ "$out" = "$uid
+/tmp" ] && pass "output as uid $uid in /tmp" || fail "output: '$out'"
+grep -q to-stderr "$work/err" && pass "stderr" || fail "stderr: $(cat "$work/err")"
+[ $rc -eq 7 ] && pass "exit code 7" || fail "exit code $rc, not 7"
+
+# 2. Death by SIGSEGV is death by SIGSEGV on the host too (139 in sh).
+as svmtest -- sh -c 'kill -SEGV $$' 2>/dev/null
+rc=$?
+[ $rc -eq 139 ] && pass "SIGSEGV propagated" || fail "SIGSEGV: status $rc"
+
+# 3. stdin, environment and PATH search.
+out=$(echo hello | FOO=bar as svmtest -- sh -c 'cat; echo "$FOO"')
+[ "$out" = "hello
+bar" ] && pass "stdin and environment" || fail "stdin/env: '$out'"
+out=$(as svmtest -- no-such-command 2>&1)
+rc=$?
+[ $rc -eq 127 ] && echo "$out" | grep -q "No such file" &&
+	pass "missing command: 127 and a message" || fail "missing command: $rc '$out'"
+
+# 4. Signals reach the task's process group.
+(cd /tmp && exec setpriv --reuid=svmtest --regid=svmtest --init-groups \
+	"$exec_bin" --socket "$sock" -- sh -c 'trap "echo got-usr1; exit 3" USR1;
+	echo up; while :; do sleep 0.1; done' >"$work/sig.out" 2>&1) &
+spid=$!
+for _ in $(seq 50); do grep -q up "$work/sig.out" && break; sleep 0.1; done
+kill -USR1 $spid
+wait $spid
+rc=$?
+[ $rc -eq 3 ] && grep -q got-usr1 "$work/sig.out" && pass "SIGUSR1 forwarded" ||
+	fail "SIGUSR1: status $rc, output $(cat "$work/sig.out")"
+
+# 5. A task whose stdout nobody reads does not stall another one.
+as svmtest -- yes 2>/dev/null | sleep 120 &
+stalled=$!
+sleep 1
+head -c 10M /dev/urandom >"$work/in"
+chmod 644 "$work/in"
+want=$(sha256sum <"$work/in" | cut -d' ' -f1)
+got=$(timeout 120 bash -c "cd /tmp && setpriv --reuid=svmtest --regid=svmtest \
+	--init-groups '$exec_bin' --socket '$sock' -- cat <'$work/in'" |
+	sha256sum | cut -d' ' -f1)
+[ "$got" = "$want" ] && pass "10 MB through cat next to a stalled task" ||
+	fail "10 MB checksum: got $got want $want"
+# Its reader goes away: the task sees SIGPIPE, as it would on the host.
+kill $stalled 2>/dev/null
+wait $stalled 2>/dev/null
+for _ in $(seq 100); do jobs -r | grep -q yes || break; sleep 0.1; done
+jobs -r | grep -q yes && fail "yes did not end when its reader went away" ||
+	pass "a vanished reader ends the writer"
+
+# 6. Terminal.
+out=$(as svmtest --pty -- tty </dev/null | tr -d '\r')
+case $out in
+/dev/pts/*) pass "pty" ;;
+*) fail "pty: '$out'" ;;
+esac
+
+# 7. PMI_FD bytes go both ways.
+if command -v python3 >/dev/null; then
+	out=$(python3 - "$exec_bin" "$sock" <<'EOF'
+import os, socket, subprocess, sys
+a, b = socket.socketpair()
+os.set_inheritable(b.fileno(), True)
+env = dict(os.environ, PMI_FD=str(b.fileno()))
+def drop():
+    os.setgid(int(subprocess.check_output(["id", "-g", "svmtest"])))
+    os.setgroups([])
+    os.setuid(int(subprocess.check_output(["id", "-u", "svmtest"])))
+p = subprocess.Popen([sys.argv[1], "--socket", sys.argv[2], "--", "sh", "-c",
+    'echo cmd=init >&$PMI_FD; read x <&$PMI_FD; echo "task got $x"'],
+    env=env, pass_fds=[b.fileno()], stdout=subprocess.PIPE, cwd="/tmp",
+    preexec_fn=drop)
+b.close()
+a.settimeout(20)
+line = a.recv(100)
+a.sendall(b"cmd=ok\n")
+out, _ = p.communicate(timeout=20)
+print(line.decode().strip(), out.decode().strip(), p.returncode)
+EOF
+)
+	[ "$out" = "cmd=init task got cmd=ok 0" ] && pass "PMI forwarding" ||
+		fail "PMI: '$out'"
+fi
+
+# 8. Only the job's uid (or root) may use the relay.
+out=$(as svmtest2 -- true 2>&1)
+rc=$?
+[ $rc -ne 0 ] && pass "svmtest2 cannot reach the socket ($rc)" ||
+	fail "svmtest2 reached the task socket"
+chmod 755 "$state/task"
+out=$(as svmtest2 -- true 2>&1)
+rc=$?
+chmod 700 "$state/task"
+[ $rc -eq 255 ] && echo "$out" | grep -q "permission denied" &&
+	pass "relay refuses uid $(id -u svmtest2) (SO_PEERCRED)" ||
+	fail "svmtest2 through an open directory: $rc '$out'"
+out=$(cd /tmp && "$exec_bin" --socket "$sock" -- id -u 2>&1)
+rc=$?
+[ $rc -eq 255 ] && echo "$out" | grep -q "permission denied" &&
+	pass "root in the guest refused without --allow-root" ||
+	fail "root task: $rc '$out'"
+
+# 9. The host side reconnects: restart the relay, the agent serves it.
+kill "$relay_pid"
+for _ in $(seq 50); do kill -0 "$relay_pid" 2>/dev/null || break; sleep 0.1; done
+"$relay_bin" --daemon --pidfile "$work/relay.pid" --log-file "$work/relay.log" \
+	--debug --channel "$chan" --socket "$sock" --uid "$uid" --gid "$gid"
+relay_pid=$(cat "$work/relay.pid")
+out=$(as svmtest -- echo again)
+[ "$out" = again ] && pass "agent serves a reconnected relay" ||
+	fail "after relay restart: '$out'"
+
+# 10. Guest death fails open sessions with a message that says so.
+as svmtest -- sleep 60 >"$work/death.out" 2>&1 &
+dpid=$!
+sleep 1
+kill -9 "$agent_pid"
+wait "$agent_pid" 2>/dev/null
+agent_pid=""
+timeout 20 tail --pid=$dpid -f /dev/null
+wait $dpid
+rc=$?
+[ $rc -eq 255 ] && grep -q "guest died" "$work/death.out" &&
+	pass "guest death reported: $(head -n1 "$work/death.out")" ||
+	fail "guest death: status $rc, '$(cat "$work/death.out")'"
+out=$(as svmtest -- true 2>&1)
+echo "$out" | grep -q "guest died" && pass "new tasks hear the guest died" ||
+	fail "task after guest death: '$out'"
+
+# 11. The relay picks up a guest that comes back.
+kill -0 "$relay_pid" || fail "relay died"
+start_agent || fail "agent restart"
+for _ in $(seq 50); do
+	tail -n 1 "$work/relay.log" | grep -q "is ready" && break
+	sleep 0.1
+done
+out=$(as svmtest -- echo back 2>&1)
+[ "$out" = back ] && pass "relay reconnects to a restarted guest" ||
+	fail "after agent restart: '$out'"
+
+if [ $failures -ne 0 ]; then
+	echo "--- agent log"
+	tail -n 30 "$work/agent.log"
+	echo "--- relay log"
+	tail -n 30 "$work/relay.log"
+	echo "$failures check(s) failed"
+	exit 1
+fi
+echo "all channel checks passed"
+exit 0
