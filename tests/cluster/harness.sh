@@ -36,6 +36,10 @@
 # A test that defines a function harness_config_hook gets it called after
 # the configuration is written ($HARNESS_ETC/*.conf) and before slurmctld
 # and slurmd start: the place for test-specific slurm.conf changes.
+# The harness owns the EXIT, INT, TERM and HUP traps (set at the first
+# harness_* call that makes the directory): a test must not replace them;
+# it defines harness_exit_hook (called with the exit status before
+# harness_stop) for its own cleanup.
 #
 # After harness_start: SLURM_CONF (exported), HARNESS_DIR, HARNESS_ETC,
 # HARNESS_BIN (the prolog, epilog and spank_vm.so the cluster runs, and
@@ -43,7 +47,8 @@
 # in one directory, see _harness_snapshot_build),
 # HARNESS_VM_LOG (vm.conf LogFile), HARNESS_VM_CONF, HARNESS_WORK (one
 # directory per test user, owned by it: $HARNESS_WORK/svmtest),
-# HARNESS_NODES (node names), HARNESS_CATALOG, HARNESS_IMAGES.
+# HARNESS_NODES (array of node names), HARNESS_NODELIST (n1,n2),
+# HARNESS_START_SECONDS, HARNESS_CATALOG, HARNESS_IMAGES.
 #
 # Several nodes: call harness_add_node NAME ADDR [PORT] before harness_start
 # (ADDR a 127.x address; each node gets its own spool, log, pid file and
@@ -576,6 +581,9 @@ _harness_on_exit() {
 	local -
 	set +e
 	[ "$rc" = 0 ] || [ "$rc" = 77 ] || HARNESS_FAILED=1
+	if declare -F harness_exit_hook >/dev/null; then
+		harness_exit_hook "$rc"
+	fi
 	harness_stop
 	return "$rc"
 }
@@ -694,7 +702,8 @@ harness_start() {
 		_harness_tail_logs 25
 		harness_die "the node(s) never became idle (logs above, dir $HARNESS_DIR)"
 	fi
-	export HARNESS_STARTED HARNESS_NODES
+	HARNESS_NODELIST=$(IFS=,; echo "${HARNESS_NODES[*]}")
+	export HARNESS_NODELIST
 	HARNESS_START_SECONDS=$(harness_elapsed "$t0")
 	harness_log "cluster up in ${HARNESS_START_SECONDS}s: ${HARNESS_NODES[*]}, SLURM_CONF=$SLURM_CONF"
 }

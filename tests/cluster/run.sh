@@ -95,7 +95,12 @@ for t in "${tests[@]}"; do
 			why=" (killed by signal $((rc - 128)))"
 		fi
 		echo "FAIL $name (${dt}s)"
-		echo "---- $name: exit status $rc$why; last $tail_lines lines of $out:"
+		echo "---- $name: exit status $rc$why"
+		if grep -qE '^(FAIL|harness: error)' "$out"; then
+			echo "failed checks:"
+			grep -E '^(FAIL|harness: error)' "$out" | head -n 20 | cut -c1-300 | sed 's/^/    /'
+		fi
+		echo "last $tail_lines lines of $out:"
 		tail -n "$tail_lines" "$out" | sed 's/^/    /'
 		echo "----"
 		failed=$((failed + 1))

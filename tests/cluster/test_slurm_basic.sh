@@ -31,10 +31,10 @@ job_done() {
 # remaining checks still run.
 undrain() {
 	local drained
-	drained=$(sinfo -h -N -t drain,drained,draining -o '%N' 2>/dev/null | sort -u)
+	drained=$(sinfo -h -N -t drain,drained,draining -o '%N' 2>/dev/null | sort -u | paste -sd,)
 	[ -n "$drained" ] || return 0
 	fail "node(s) $drained drained: $(sinfo -h -R -o '%n: %E' 2>/dev/null | tr '\n' ' ')"$'\n'"slurmd says: $(grep -h -A3 'prolog failed\|epilog failed' "$HARNESS_DIR"/log/slurmd-*.log | tail -n 8)"
-	scontrol update nodename="$(echo "$drained" | paste -sd,)" state=resume >/dev/null 2>&1 || true
+	scontrol update nodename="$drained" state=resume >/dev/null 2>&1 || true
 }
 job_wait() {
 	harness_wait "$2" "job $1 to end" job_done "$1"
