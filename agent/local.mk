@@ -25,3 +25,5 @@ agent_slurm_vm_exec_SOURCES = agent/exec.c agent/util.c agent/util.h
 agent_slurm_vm_exec_LDADD = common/libslurmvm-core.la
 
 dist_noinst_SCRIPTS += tests/cluster/test_channel_local.sh
+# Runs in `make check` (skips with 77 unless root).
+TESTS += tests/cluster/test_channel_local.sh

@@ -40,6 +40,7 @@
  * towards one session; what goes beyond is the guest ignoring credits. */
 #define CLIENT_OUT_LIMIT (PROTO_STREAMS * PROTO_WINDOW + 256u * 1024)
 #define RETRY_MS	 1000
+#define GUEST_LOG_BURST	 20
 
 struct client {
 	struct client *next;
@@ -190,6 +191,26 @@ static void client_guest_dead(struct client *c)
 
 /* ---- channel ---- */
 
+/* What the guest makes us log is rate limited: it must not fill the disk. */
+static bool guest_log_ok(void)
+{
+	static uint64_t window_start;
+	static unsigned count;
+	uint64_t now = now_ms();
+
+	if (now - window_start > 60000) {
+		if (count > GUEST_LOG_BURST)
+			log_warn("%u more messages about the guest suppressed",
+				 count - GUEST_LOG_BURST);
+		window_start = now;
+		count = 0;
+	}
+	if (++count == GUEST_LOG_BURST + 1)
+		log_warn("the guest keeps misbehaving: suppressing further "
+			 "messages for a minute");
+	return count <= GUEST_LOG_BURST;
+}
+
 static void channel_reset(const char *fmt, ...) _printf_(1, 2);
 static void channel_reset(const char *fmt, ...)
 {
@@ -259,7 +280,9 @@ static void guest_hello(const struct proto_frame *f)
 
 	if (proto_decode_hello(f->payload, f->length, &h) < 0 ||
 	    h.nonce != relay.nonce) {
-		log_warn("ignoring a stale or malformed HELLO from the guest");
+		if (guest_log_ok())
+			log_warn(
+				"ignoring a stale or malformed HELLO from the guest");
 		return;
 	}
 	if (h.max_version != PROTO_VERSION_MAX) {
@@ -334,9 +357,11 @@ static void guest_session_frame(const struct proto_frame *f)
 	bool fatal = false;
 
 	if (!guest_frame_valid(f)) {
-		log_warn("dropping a malformed or unexpected %s from the "
-			 "guest (session %u)",
-			 proto_kind_name(f->hdr.kind), f->hdr.session);
+		if (guest_log_ok())
+			log_warn(
+				"dropping a malformed or unexpected %s from the "
+				"guest (session %u)",
+				proto_kind_name(f->hdr.kind), f->hdr.session);
 		return;
 	}
 	if (!s) {
@@ -398,12 +423,15 @@ static void guest_frame(const struct proto_frame *f)
 	switch (f->hdr.kind) {
 	case PROTO_ERROR:
 		er = malloc(sizeof(*er));
-		if (er && proto_decode_error(f->payload, f->length, er) == 0)
+		if (er && proto_decode_error(f->payload, f->length, er) == 0 &&
+		    guest_log_ok())
 			log_warn("guest agent: %s", er->text);
 		free(er);
 		break;
 	case PROTO_PING:
-		if (proto_decode_ping(f->payload, f->length, &cookie) == 0)
+		/* Answered only while the guest reads what we send. */
+		if (proto_decode_ping(f->payload, f->length, &cookie) == 0 &&
+		    proto_buf_pending(&relay.out) < CHANNEL_HIGH_WATER)
 			proto_put_ping(&relay.out, PROTO_PONG, 0, cookie);
 		break;
 	default:
@@ -714,7 +742,9 @@ static void build_pollset(struct pollset *ps)
 	for (struct client *c = relay.clients; c; c = c->next) {
 		short ev = proto_buf_pending(&c->out) ? POLLOUT : 0;
 
-		if (!c->closing && room)
+		/* A client that does not read its answers is not heard. */
+		if (!c->closing && room &&
+		    proto_buf_pending(&c->out) < CLIENT_OUT_LIMIT)
 			ev |= POLLIN;
 		pollset_add(ps, c->fd, ev, c);
 	}

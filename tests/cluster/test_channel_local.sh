@@ -46,6 +46,10 @@ work=$(mktemp -d /tmp/svm-channel.XXXXXX)
 chmod 755 "$work"
 state=$work/job42
 mkdir -m 755 "$state"
+# Sanitizer reports of the daemonized relay would go to /dev/null.
+mkdir -m 1777 "$work/san"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$work/san/asan"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$work/san/ubsan:print_stacktrace=1"
 chan=$work/agent.sock
 sock=$state/task/relay.sock
 agent_pid=""
@@ -261,6 +265,79 @@ out=$(as svmtest -- echo back 2>&1)
 [ "$out" = back ] && pass "relay reconnects to a restarted guest" ||
 	fail "after agent restart: '$out'"
 
+# 12. A hostile guest: garbage, oversized and split frames, a PING flood it
+# never reads. The relay must survive, stay small, and serve the real
+# agent again afterwards.
+if command -v python3 >/dev/null; then
+	kill "$agent_pid"
+	wait "$agent_pid" 2>/dev/null
+	agent_pid=""
+	rm -f "$chan"
+	python3 - "$chan" >"$work/evil.log" 2>&1 <<'PY' &
+import os, socket, struct, sys, time
+path = sys.argv[1]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(4)
+def frame(kind, session, payload, flags=0, length=None):
+    n = len(payload) if length is None else length
+    return struct.pack(">HBBIIHH", 0x5653, 1, kind, session, n, flags, 0) + payload
+def hello_reply(c):
+    data = b""
+    while len(data) < 28:
+        chunk = c.recv(4096)
+        if not chunk:
+            return False
+        data += chunk
+    nonce = data[20:28]
+    c.sendall(frame(1, 0, b"\0\1\0\1" + nonce + struct.pack(">I", 5) + b"evil\0"))
+    c.sendall(frame(2, 0, b""))
+    return True
+attacks = [
+    lambda c: c.sendall(os.urandom(1 << 20)),
+    lambda c: c.sendall(frame(4, 7, b"\1" + b"x" * 100)),
+    lambda c: c.sendall(frame(4, 1, b"", length=0xffffffff)),
+    lambda c: [c.sendall(frame(3, 1, b"\0" * 65536, flags=1)) for _ in range(40)],
+    lambda c: c.sendall(frame(9, 0, struct.pack(">I", 1) + struct.pack(">I", 4) + b"\x1b[2\0")),
+    lambda c: [c.sendall(frame(10, 0, b"\0" * 8) * 1000) for _ in range(20)],
+]
+for attack in attacks:
+    c, _ = srv.accept()
+    c.settimeout(5)
+    try:
+        if hello_reply(c):
+            attack(c)
+            time.sleep(0.3)
+    except OSError as e:
+        print("connection:", e)
+    c.close()
+print("done")
+PY
+	evil=$!
+	timeout 60 tail --pid=$evil -f /dev/null
+	grep -q done "$work/evil.log" || fail "evil guest: $(cat "$work/evil.log")"
+	kill -0 "$relay_pid" && pass "relay survived a hostile guest" ||
+		fail "relay died on a hostile guest"
+	rss=$(awk '/VmRSS/ {print $2}' /proc/"$relay_pid"/status)
+	[ "${rss:-999999}" -lt 131072 ] && pass "relay RSS ${rss} kB" ||
+		fail "relay RSS ${rss} kB after a hostile guest"
+	rm -f "$chan"
+	start_agent || fail "agent restart"
+	for _ in $(seq 50); do
+		tail -n 1 "$work/relay.log" | grep -q "is ready" && break
+		sleep 0.1
+	done
+	out=$(as svmtest -- echo fine 2>&1)
+	[ "$out" = fine ] && pass "relay serves the real guest again" ||
+		fail "after the hostile guest: '$out'"
+fi
+
+kill "$agent_pid" "$relay_pid" 2>/dev/null
+sleep 0.5
+if ls "$work/san/"* >/dev/null 2>&1; then
+	fail "sanitizer reports:"
+	cat "$work/san/"*
+fi
 if [ $failures -ne 0 ]; then
 	echo "--- agent log"
 	tail -n 30 "$work/agent.log"
