@@ -27,3 +27,4 @@ agent_slurm_vm_exec_LDADD = common/libslurmvm-core.la
 dist_noinst_SCRIPTS += tests/cluster/test_channel_local.sh
 # Runs in `make check` (skips with 77 unless root).
 TESTS += tests/cluster/test_channel_local.sh
+EXTRA_DIST += doc/protocol.md

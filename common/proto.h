@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 /*
- * The guest channel wire format (see doc/protocol.md for the full story).
+ * The guest channel wire format (doc/protocol.md has the full story).
  *
  * One byte stream (the virtio-serial port between relay and agent, or the
  * relay's task socket between slurm-vm-exec and the relay) carries frames:
