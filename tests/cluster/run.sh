@@ -54,9 +54,19 @@ else
 fi
 
 passed=0 failed=0 skipped=0
-current_root=""
-# Interrupted: sweep what the running test left, then stop.
-trap '[ -n "$current_root" ] && harness_sweep "$current_root"; exit 130' INT TERM
+current_root="" test_pid=""
+# Interrupted: stop the running test (timeout passes the signal on, its
+# EXIT trap stops its cluster), sweep what it left, then stop.
+on_signal() {
+	if [ -n "$test_pid" ]; then
+		kill -TERM "$test_pid" 2>/dev/null
+		wait "$test_pid" 2>/dev/null
+	fi
+	[ -n "$current_root" ] && harness_sweep "$current_root"
+	echo "interrupted${name:+ during $name}"
+	exit 130
+}
+trap on_signal INT TERM
 
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
@@ -69,10 +79,13 @@ for t in "${tests[@]}"; do
 	current_root=$(mktemp -d /tmp/svmt.XXXXXX)
 	chmod 0755 "$current_root"
 	t0=$(date +%s)
-	# (The braces keep bash's "Killed" notice out of this script's output.)
-	{ HARNESS_TMPROOT=$current_root timeout -k 30 "$secs" bash "$t" \
-		>"$out" 2>&1 </dev/null; } 2>/dev/null
+	# In the background, so a signal to this script reaches it at once.
+	HARNESS_TMPROOT=$current_root timeout -k 30 "$secs" bash "$t" \
+		>"$out" 2>&1 </dev/null &
+	test_pid=$!
+	wait "$test_pid" 2>/dev/null # (no "Killed" notice from bash)
 	rc=$?
+	test_pid=""
 	dt=$(($(date +%s) - t0))
 	# Leftovers of a test that was killed before its EXIT trap ran.
 	sweep=$(harness_sweep "$current_root" 2>&1)
