@@ -159,7 +159,12 @@ static void channel_close(const char *why)
 {
 	if (agent.chan_fd < 0)
 		return;
-	log_info("host disconnected (%s); waiting for it to come back", why);
+	/* An unconnected virtio port reads as EOF: that is no news. */
+	if (agent.greeted)
+		log_info("host disconnected (%s); waiting for it to come back",
+			 why);
+	else
+		log_debug("channel: %s", why);
 	close(agent.chan_fd);
 	agent.chan_fd = -1;
 	agent.greeted = false;

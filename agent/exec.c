@@ -49,7 +49,8 @@ static struct {
 	uint32_t credit[PROTO_STREAMS];	       /* STDIN, PMI: we may send */
 	bool in_eof[PROTO_STREAMS];	       /* our STDIN/PMI side ended */
 	bool peer_eof[PROTO_STREAMS];	       /* the guest's side ended */
-	bool ready, exec_sent, exited;
+	bool ready, exec_sent, exited, tty_raw;
+	struct termios tty_saved;
 	bool out_closed[PROTO_STREAMS]; /* our STDOUT/STDERR broke */
 	uint64_t deadline;
 	struct proto_exit exit;
@@ -58,6 +59,8 @@ static struct {
 
 static void restore_fds(void)
 {
+	if (ex.tty_raw)
+		tcsetattr(0, TCSADRAIN, &ex.tty_saved);
 	for (int i = 0; i < 3; i++)
 		if (ex.fl_saved[i] >= 0)
 			fcntl(i, F_SETFL, ex.fl_saved[i]);
@@ -194,6 +197,13 @@ static void setup_fds(void)
 	}
 	if (ex.fl_saved[0] < 0)
 		ex.in_eof[PROTO_STDIN] = true;
+	/* With --pty the guest's terminal does the line editing. */
+	if (ex.pty && isatty(0) && tcgetattr(0, &ex.tty_saved) == 0) {
+		struct termios raw = ex.tty_saved;
+
+		cfmakeraw(&raw);
+		ex.tty_raw = tcsetattr(0, TCSADRAIN, &raw) == 0;
+	}
 	if (ex.pmi_fd < 0)
 		ex.in_eof[PROTO_PMI] = ex.peer_eof[PROTO_PMI] = true;
 	for (int st = 0; st < PROTO_STREAMS; st++)

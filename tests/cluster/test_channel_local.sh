@@ -82,6 +82,14 @@ start_agent() {
 	return 1
 }
 
+wait_relay_ready() {
+	for _ in $(seq 50); do
+		tail -n 1 "$work/relay.log" | grep -q "is ready" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # as USER CMD...: run slurm-vm-exec as USER from /tmp.
 as() {
 	local user=$1
@@ -257,10 +265,7 @@ echo "$out" | grep -q "guest died" && pass "new tasks hear the guest died" ||
 # 11. The relay picks up a guest that comes back.
 kill -0 "$relay_pid" || fail "relay died"
 start_agent || fail "agent restart"
-for _ in $(seq 50); do
-	tail -n 1 "$work/relay.log" | grep -q "is ready" && break
-	sleep 0.1
-done
+wait_relay_ready
 out=$(as svmtest -- echo back 2>&1)
 [ "$out" = back ] && pass "relay reconnects to a restarted guest" ||
 	fail "after agent restart: '$out'"
@@ -323,10 +328,7 @@ PY
 		fail "relay RSS ${rss} kB after a hostile guest"
 	rm -f "$chan"
 	start_agent || fail "agent restart"
-	for _ in $(seq 50); do
-		tail -n 1 "$work/relay.log" | grep -q "is ready" && break
-		sleep 0.1
-	done
+	wait_relay_ready
 	out=$(as svmtest -- echo fine 2>&1)
 	[ "$out" = fine ] && pass "relay serves the real guest again" ||
 		fail "after the hostile guest: '$out'"
