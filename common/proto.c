@@ -865,9 +865,15 @@ void proto_reader_reset(struct proto_reader *r, bool resync)
 	r->resync = resync;
 }
 
+/* Moves the unread bytes to the front, but only when the free tail is
+ * short: a frame's bytes are moved at most once or twice. */
 static void reader_compact(struct proto_reader *r)
 {
-	if (r->start == 0)
+	if (r->start == r->end) {
+		r->start = r->end = 0;
+		return;
+	}
+	if (r->start == 0 || PROTO_READER_CAPACITY - r->end >= PROTO_MAX_FRAME)
 		return;
 	memmove(r->buf, r->buf + r->start, r->end - r->start);
 	r->end -= r->start;
