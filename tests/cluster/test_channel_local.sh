@@ -5,8 +5,8 @@
 #
 #   tests/cluster/test_channel_local.sh [BUILD-DIR]
 #
-# BUILD-DIR defaults to the current directory when it holds the programs
-# (as under `make check`), else to build/. Needs root (creates the users
+# BUILD-DIR defaults to $BUILD_DIR (tests/cluster/run.sh), else to the
+# current directory when it holds the programs (`make check`), else build/. Needs root (creates the users
 # svmtest and svmtest2 when absent). Exit 0 pass, 77 skip, else fail.
 set -u
 
@@ -14,6 +14,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 if [ $# -ge 1 ]; then
 	build=$(cd "$1" && pwd)
+elif [ -n "${BUILD_DIR:-}" ]; then
+	build=$BUILD_DIR
 elif [ -x ./agent/slurm-vm-relay ]; then
 	build=$(pwd)
 else
