@@ -433,7 +433,11 @@ static void handle_session_frame(const struct proto_frame *f)
 	case PROTO_EOF:
 		if (proto_decode_eof(f->payload, f->length, &st) < 0)
 			break;
-		if (st == PROTO_STDIN || st == PROTO_PMI) {
+		if (st == PROTO_STDIN && s->pty && !s->host_eof[st]) {
+			/* A terminal has no EOF: type ^D, as a user would. */
+			s->host_eof[st] = true;
+			proto_buf_append(&s->to_task[st], "\x04", 1);
+		} else if (st == PROTO_STDIN || st == PROTO_PMI) {
 			s->host_eof[st] = true;
 		} else if (!s->out_done[st]) {
 			/* Nobody reads this stream on the host any more: the

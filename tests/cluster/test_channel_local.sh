@@ -192,6 +192,12 @@ case $out in
 *) fail "pty: '$out'" ;;
 esac
 
+out=$(printf 'typed\n' | timeout 20 bash -c "cd /tmp && setpriv --reuid=svmtest \
+	--regid=svmtest --init-groups '$exec_bin' --socket '$sock' --pty -- \
+	sh -c 'cat; echo done'" | tr -d '\r')
+echo "$out" | grep -q done && pass "pty: stdin EOF ends cat" ||
+	fail "pty stdin EOF: '$out'"
+
 # 7. PMI_FD bytes go both ways.
 if command -v python3 >/dev/null; then
 	out=$(python3 - "$exec_bin" "$sock" <<'EOF'
