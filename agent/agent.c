@@ -53,6 +53,7 @@ struct session {
 	bool host_eof[PROTO_STREAMS];		 /* EOF from the host */
 	bool out_done[PROTO_STREAMS];		 /* EOF sent to the host */
 	bool exited, exit_sent, orphan, pty;
+	bool gone; /* freed by sessions_sweep(), outside dispatch */
 	int status;
 	uint64_t exited_at;
 };
@@ -76,7 +77,7 @@ static struct {
 static struct session *session_find(uint32_t id)
 {
 	for (struct session *s = agent.sessions; s; s = s->next)
-		if (s->id == id && !s->orphan)
+		if (s->id == id && !s->orphan && !s->gone)
 			return s;
 	return NULL;
 }
@@ -95,23 +96,34 @@ static void session_close_fd(struct session *s, int stream)
 	close(fd);
 }
 
-static void session_free(struct session *s)
+/* Poll references may still point at @s: it is freed later. */
+static void session_release(struct session *s)
 {
-	struct session **pp;
-
 	for (int i = 0; i < PROTO_STREAMS; i++) {
 		session_close_fd(s, i);
 		proto_buf_free(&s->to_task[i]);
 	}
 	if (s->report >= 0)
 		close(s->report);
-	for (pp = &agent.sessions; *pp; pp = &(*pp)->next)
-		if (*pp == s) {
-			*pp = s->next;
-			break;
+	s->report = -1;
+	s->gone = true;
+}
+
+static void sessions_sweep(void)
+{
+	struct session **pp = &agent.sessions;
+
+	while (*pp) {
+		struct session *s = *pp;
+
+		if (!s->gone) {
+			pp = &s->next;
+			continue;
 		}
-	agent.nsessions--;
-	free(s);
+		*pp = s->next;
+		agent.nsessions--;
+		free(s);
+	}
 }
 
 /* The host is gone: its sessions end with it. */
@@ -123,7 +135,7 @@ static void session_orphan(struct session *s)
 		session_close_fd(s, i);
 	s->orphan = true;
 	if (s->pid == 0)
-		session_free(s);
+		session_release(s);
 }
 
 static void sessions_orphan_all(void)
@@ -132,7 +144,7 @@ static void sessions_orphan_all(void)
 
 	for (; s; s = next) {
 		next = s->next;
-		if (!s->orphan)
+		if (!s->orphan && !s->gone)
 			session_orphan(s);
 	}
 }
@@ -635,13 +647,13 @@ static void session_maybe_finish(struct session *s)
 	proto_put_exit(&agent.out, s->id, &ex);
 	s->exit_sent = true;
 	log_debug("session %u: finished (status 0x%x)", s->id, s->status);
-	session_free(s);
+	session_release(s);
 }
 
 static struct session *session_by_pid(pid_t pid)
 {
 	for (struct session *s = agent.sessions; s; s = s->next)
-		if (s->pid == pid)
+		if (s->pid == pid && !s->gone)
 			return s;
 	return NULL;
 }
@@ -668,7 +680,7 @@ static void reap_children(void)
 		s->status = status;
 		s->exited_at = now_ms();
 		if (s->orphan)
-			session_free(s);
+			session_release(s);
 	}
 }
 
@@ -716,7 +728,7 @@ static void pollset_sessions(struct pollset *ps)
 	bool room = proto_buf_pending(&agent.out) < CHANNEL_HIGH_WATER;
 
 	for (struct session *s = agent.sessions; s; s = s->next) {
-		if (s->orphan)
+		if (s->orphan || s->gone)
 			continue;
 		if (s->report >= 0)
 			pollset_add(ps, s->report, POLLIN, REF_REPORT, s, 0);
@@ -745,7 +757,7 @@ static void sessions_housekeeping(void)
 
 	for (; s; s = next) {
 		next = s->next;
-		if (s->orphan)
+		if (s->orphan || s->gone)
 			continue;
 		if (s->host_eof[PROTO_STDIN] && s->fd[PROTO_STDIN] >= 0 &&
 		    !proto_buf_pending(&s->to_task[PROTO_STDIN]) && !s->pty)
@@ -779,11 +791,13 @@ static void dispatch(struct pollset *ps)
 				channel_read();
 			break;
 		case REF_REPORT:
-			if (!ref->s->orphan && ref->s->report >= 0)
+			if (!ref->s->orphan && !ref->s->gone &&
+			    ref->s->report >= 0)
 				session_read_report(ref->s);
 			break;
 		case REF_STREAM:
-			if (ref->s->orphan || ref->s->fd[ref->stream] < 0)
+			if (ref->s->orphan || ref->s->gone ||
+			    ref->s->fd[ref->stream] < 0)
 				break;
 			if ((re & (POLLOUT | POLLERR | POLLHUP)) &&
 			    proto_buf_pending(&ref->s->to_task[ref->stream]) &&
@@ -809,6 +823,7 @@ static int run(void)
 
 		channel_try_open();
 		sessions_housekeeping();
+		sessions_sweep();
 		ps.n = 0;
 		pollset_add(&ps, agent.sig_fd, POLLIN, REF_SIGNAL, NULL, 0);
 		if (agent.listen_fd >= 0)
@@ -825,7 +840,7 @@ static int run(void)
 		if (agent.chan_fd >= 0)
 			pollset_sessions(&ps);
 		for (struct session *s = agent.sessions; s; s = s->next)
-			if (s->exited && !s->orphan)
+			if (s->exited && !s->orphan && !s->gone)
 				timeout = 500;
 		if (poll(ps.fds, ps.n, timeout) < 0 && errno != EINTR) {
 			free(ps.fds);
@@ -837,6 +852,7 @@ static int run(void)
 	free(ps.fds);
 	free(ps.refs);
 	sessions_orphan_all();
+	sessions_sweep();
 	return 0;
 }
 
