@@ -50,6 +50,10 @@ int statedir_open(const char *state_dir, const char *name, bool create)
 	r = check_root_private(top, state_dir);
 	if (r < 0)
 		return r;
+	/* Job users reach their relay socket by name below it. */
+	if (create && fchmod(top, 0711) < 0)
+		return log_errno(errno, "cannot make StateDir %s searchable",
+				 state_dir);
 	if (create && mkdirat(top, name, 0711) < 0 && errno != EEXIST)
 		return log_errno(errno, "cannot create %s/%s", state_dir, name);
 	fd = openat(top, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

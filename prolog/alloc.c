@@ -175,6 +175,8 @@ static int alloc_resolve_gres(struct job_alloc *a, struct alloc_gres *g,
 	size_t count;
 	int r;
 
+	if (!a->gres_detail)
+		return 0; /* a job without GRES on this node */
 	r = slurm_gres_detail_indices(a->gres_detail, g->name, &g->indices,
 				      &g->n);
 	if (r < 0 || g->n == 0)

@@ -29,19 +29,14 @@ make -C build -j"$(nproc)" >build/make.log 2>&1 ||
 
 say "building the test guest (Debian kernel + busybox + slurm-vm-agent)"
 tests/guest/build.sh --agent build/agent/slurm-vm-agent
-guest=$repo/tests/guest/cache
 
 say "starting the test cluster"
 . tests/cluster/harness.sh
 harness_ensure_test_users
 HARNESS_LIBVIRT=1 harness_start
 user=svmtest
-image=$HARNESS_IMAGES/testguest.qcow2
-cp "$guest/rootfs.qcow2" "$image"
-chmod 0644 "$image"
-harness_add_catalog_image testguest "$image" qcow2 \
-	"Kernel=$guest/vmlinuz" "Initrd=$guest/initrd.img" \
-	"Cmdline=$(cat "$guest/cmdline")" \
+. tests/cluster/guest.sh
+guest_add_to_catalog testguest \
 	"Description=slurm-vm test guest (Debian kernel, busybox, agent)"
 sinfo -N -o '%N %c CPUs, %m MB, %G, %t'
 

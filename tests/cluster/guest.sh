@@ -1,0 +1,43 @@
+# shellcheck shell=bash
+# tests/cluster/guest.sh: the test guest (tests/guest/build.sh) as an image
+# of the harness's catalog. Source after harness.sh, call after
+# harness_start (with HARNESS_LIBVIRT=1 for a cluster that boots guests).
+#
+#   guest_add_to_catalog NAME [Key=Value...]   extra catalog keys, e.g. a
+#                                              broken Cmdline= for fault tests
+#   guest_exec USER JOBID -- CMD...            runs CMD in the job's guest
+
+# Builds the guest (cached) with this build's agent, copies its disk into
+# the allowed image directory and writes the catalog entry.
+guest_add_to_catalog() {
+	local name=$1 cache=$HARNESS_REPO/tests/guest/cache image cmdline=
+	shift
+	"$HARNESS_REPO/tests/guest/build.sh" --agent "$BUILD_DIR/agent/slurm-vm-agent" \
+		>"$HARNESS_DIR/log/guest-build.log" 2>&1 || {
+		tail -20 "$HARNESS_DIR/log/guest-build.log" >&2
+		harness_die "tests/guest/build.sh failed"
+	}
+	image=$HARNESS_IMAGES/$name.qcow2
+	cp "$cache/rootfs.qcow2" "$image"
+	chmod 0644 "$image"
+	local kv extra=()
+	for kv in "$@"; do
+		case "$kv" in Cmdline=*) cmdline=${kv#Cmdline=} ;; *) extra+=("$kv") ;; esac
+	done
+	[ -n "$cmdline" ] || cmdline=$(cat "$cache/cmdline")
+	harness_add_catalog_image "$name" "$image" qcow2 \
+		"Kernel=$cache/vmlinuz" "Initrd=$cache/initrd.img" \
+		"Cmdline=$cmdline" "${extra[@]+"${extra[@]}"}"
+}
+
+# The job's state directory (StateDir/job-<id>.<restart>).
+guest_state_dir() {
+	echo "$HARNESS_DIR/vm/state/job-$1.${2:-0}"
+}
+
+guest_exec() {
+	local user=$1 job=$2
+	shift 3 # USER JOBID --
+	harness_as_user "$user" "$HARNESS_BIN/slurm-vm-exec" \
+		--socket "$(guest_state_dir "$job")/sock/relay.sock" --cwd / -- "$@"
+}

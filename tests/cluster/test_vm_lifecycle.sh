@@ -1,0 +1,157 @@
+#!/bin/bash
+# A VM job on the real cluster (libvirtd, test guest under TCG,
+# DeviceAttach=emulate): the guest is pinned as planned, its devices are in
+# the metadata and visible in the guest, tasks run in it as the job user
+# through the relay; afterwards nothing is left. Faults: a guest that never
+# becomes ready, qemu killed mid-job, the epilog run twice, a prolog killed
+# midway. Each ends with nothing left and the node up.
+set -euo pipefail
+. "$(dirname "$0")/harness.sh"
+. "$(dirname "$0")/guest.sh"
+
+user=svmtest
+failures=0
+fail() {
+	echo "FAIL: $*"
+	failures=$((failures + 1))
+}
+ok() { echo "ok: $*"; }
+
+harness_ensure_test_users
+HARNESS_LIBVIRT=1 harness_start
+harness_vmconf_set BootTimeout 60
+harness_vmconf_set ShutdownTimeout 5
+guest_add_to_catalog testguest
+guest_add_to_catalog deadguest "Cmdline=console=ttyS0 root=/dev/nonexistent rootwait"
+
+submit() { harness_as_user "$user" sbatch --parsable -c2 --mem=1G "$@"; }
+domain_of() { echo "slurmvm-job-$1.0"; }
+running() { virsh -q list --name | grep -qx "$(domain_of "$1")"; }
+logged() { grep -q "job $1: $2" "$HARNESS_VM_LOG"; }
+job_state() { squeue -h -j "$1" -t all -o %T; }
+wait_end() {
+	harness_wait "${2:-120}" "job $1 to end" bash -c \
+		"squeue -h -j $1 -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL'"
+}
+node_up() {
+	local s
+	s=$(sinfo -h -N -o %t | head -1)
+	case "$s" in idle | mix | alloc) return 0 ;; esac
+	fail "node state $s after job $1"
+	sinfo -N -R
+	return 1
+}
+
+# nothing_left JOB: no domain, overlay, relay or state of the job remains.
+nothing_left() {
+	local job=$1 left=""
+	running "$job" && left+=" domain"
+	[ -e "$HARNESS_DIR/vm/overlay/job-$job.0.qcow2" ] && left+=" overlay"
+	[ -e "$(guest_state_dir "$job")" ] && left+=" state-dir"
+	pgrep -f "slurm-vm-relay.*job-$job\\.0/" >/dev/null && left+=" relay"
+	pgrep -f "guest=$(domain_of "$job")," >/dev/null && left+=" qemu"
+	if [ -z "$left" ]; then
+		ok "job $job: nothing left on the node"
+	else
+		fail "job $job left:$left"
+	fi
+}
+
+# --- a normal VM job
+a=$(submit --vm-image=testguest --gres=gpu:1,ibvf:1 --wrap 'sleep 120')
+if harness_wait 180 "job $a's guest to be ready" logged "$a" "guest ready"; then
+	ok "job $a: $(grep -o "guest ready.*" "$HARNESS_VM_LOG" | tail -1)"
+else
+	fail "job $a: no guest"
+	tail -20 "$HARNESS_VM_LOG"
+fi
+dom=$(domain_of "$a")
+xml=$(virsh dumpxml "$dom" 2>/dev/null || true)
+
+# Pinning: each vCPU -> the PU of the plan, and the threads really are.
+plan=$(grep "job $a: plan: cell 0:" "$HARNESS_VM_LOG" | sed 's/.*vCPU->PU //')
+for pair in $plan; do
+	v=${pair%->*} pu=${pair#*->}
+	grep -q "<vcpupin vcpu='$v' cpuset='$pu'/>" <<<"$xml" ||
+		fail "vCPU $v not pinned to $pu in the domain XML"
+done
+while read -r v tid; do
+	want=$(grep -o "<vcpupin vcpu='$v' cpuset='[^']*'" <<<"$xml" | sed "s/.*cpuset='//;s/'//")
+	got=$(taskset -pc "$tid" | sed 's/.*: //')
+	[ "$got" = "$want" ] || fail "vCPU $v thread $tid runs on $got, not $want"
+done < <(virsh qemu-monitor-command "$dom" --hmp 'info cpus' |
+	sed -n 's/.*CPU #\([0-9]*\).*thread_id=\([0-9]*\).*/\1 \2/p')
+ok "job $a: vCPUs pinned as planned ($plan), threads included"
+grep -q "<memnode cellid='0' mode='strict'" <<<"$xml" && ok "job $a: guest memory bound strict" ||
+	fail "no strict <memnode> in the domain"
+
+# Devices: in the metadata by their host address, and in the guest.
+for addr in $(grep "job $a: [a-z]* [0-9]* = PCI" "$HARNESS_VM_LOG" | sed 's/.* = PCI \([^ ]*\) .*/\1/'); do
+	grep -q "<svm:device address=\"$addr\"" <<<"$xml" && ok "metadata holds $addr" ||
+		fail "metadata lacks $addr"
+done
+out=$(guest_exec "$user" "$a" -- sh -c 'id -u; for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor):$(cat $d/device)" = 0x1af4:0x1044 ] && echo "$(basename $d) numa=$(cat $d/numa_node)"; done; exit 7' 2>&1) && rc=0 || rc=$?
+if [ "$rc" = 7 ] && [ "$(head -1 <<<"$out")" = "$(id -u "$user")" ]; then
+	ok "job $a: a task ran in the guest as $user (uid $(id -u "$user")), exit 7 came back"
+else
+	fail "job $a: exec in the guest: rc=$rc out=$out"
+fi
+n=$(grep -c ' numa=0' <<<"$out" || true)
+if [ "$n" = 2 ]; then
+	ok "job $a: the guest sees 2 device stand-ins in its NUMA cell 0: $(grep numa= <<<"$out" | tr '\n' ' ')"
+else
+	fail "job $a: guest devices: $out"
+fi
+scancel "$a"
+wait_end "$a" || fail "job $a did not end"
+harness_wait 30 "job $a's cleanup" bash -c "! virsh -q list --name | grep -qx $dom" || true
+sleep 1
+nothing_left "$a"
+node_up "$a"
+
+# --- a guest that never becomes ready: the job fails, the node stays up
+harness_vmconf_set BootTimeout 20
+b=$(submit --vm-image=deadguest --wrap 'true')
+wait_end "$b" 180 || fail "job $b did not end"
+if logged "$b" "the guest's agent was not ready within 20s"; then
+	ok "job $b: never ready -> refused with the reason"
+else
+	fail "job $b: no 'not ready' in the log"
+	grep "job $b:" "$HARNESS_VM_LOG" | tail -5
+fi
+nothing_left "$b"
+node_up "$b"
+harness_vmconf_set BootTimeout 60
+
+# --- qemu killed mid-job: the epilog cleans up what is left
+c=$(submit --vm-image=testguest --wrap 'sleep 120')
+harness_wait 180 "job $c's guest" logged "$c" "guest ready" || fail "job $c: no guest"
+pkill -9 -f "guest=$(domain_of "$c")," || fail "no qemu for job $c"
+sleep 2
+scancel "$c"
+wait_end "$c" || fail "job $c did not end"
+sleep 2
+nothing_left "$c"
+node_up "$c"
+
+# --- the epilog again, by hand, for a job long gone: nothing to do, exit 0
+rc=0
+env -i SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$c" SPANK_VM_IMAGE=testguest \
+	"$HARNESS_BIN/slurm-vm-epilog" || rc=$?
+[ "$rc" = 0 ] && logged "$c" "no state on this node" && ok "epilog run twice: exit 0, nothing to undo" ||
+	fail "second epilog: rc=$rc"
+
+# --- a prolog killed midway (after the domain started), then the epilog
+d=$(submit --vm-image=testguest --wrap 'sleep 120')
+harness_wait 120 "job $d's domain" running "$d" || fail "job $d: no domain"
+pkill -9 -f "slurm-vm-prolog" || true
+scancel "$d"
+wait_end "$d" || true
+# slurmd may not run the epilog of a job whose prolog died: do it as it would.
+env -i SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$d" SPANK_VM_IMAGE=testguest \
+	"$HARNESS_BIN/slurm-vm-epilog" || true
+sleep 1
+nothing_left "$d"
+scontrol update nodename="${HARNESS_NODES[0]}" state=resume >/dev/null 2>&1 || true
+
+[ "$failures" = 0 ]
