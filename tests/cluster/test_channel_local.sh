@@ -35,6 +35,9 @@ for b in "$relay_bin" "$exec_bin" "$agent_bin"; do
 	[ -x "$b" ] || skip "$b not built"
 done
 command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
+# A python the test users can run (not one under /root).
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(command -v python3)
 
 for u in svmtest svmtest2; do
 	id "$u" >/dev/null 2>&1 || useradd -M -N -s /bin/sh "$u" ||
@@ -243,15 +246,70 @@ rc=$?
 	pass "root in the guest refused without --allow-root" ||
 	fail "root task: $rc '$out'"
 
+# 8b. A hostile task connection (the job user is not trusted either):
+# garbage, then EXECs for identities the caller does not have.
+if command -v python3 >/dev/null; then
+	out=$(cd /tmp && setpriv --reuid=svmtest --regid=svmtest --init-groups \
+		"$py" - "$sock" "$(id -u svmtest2)" 2>&1 <<'PY'
+import os, socket, struct, sys
+path, other = sys.argv[1], int(sys.argv[2])
+def frame(kind, session, payload, flags=0):
+    return struct.pack(">HBBIIHH", 0x5653, 1, kind, session, len(payload), flags, 0) + payload
+def s(x):
+    x = x.encode() + b"\0"
+    return struct.pack(">I", len(x)) + x
+def conn():
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(path)
+    c.settimeout(10)
+    c.sendall(frame(1, 0, b"\0\1\0\1" + b"\0" * 8 + s("")))
+    return c
+def answer(c):
+    data = b""
+    try:
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    return data
+def exec_as(uid, gid, groups):
+    c = conn()
+    p = struct.pack(">IIIIHHIII", uid, gid, 0, 0, 0, 0, len(groups), 1, 0)
+    p += b"".join(struct.pack(">I", g) for g in groups) + s("/") + s("id")
+    c.sendall(frame(3, 1, p))
+    data = answer(c)
+    return b"permission denied" in data
+c = conn()
+c.sendall(os.urandom(200000))
+print("garbage:", b"protocol error" in answer(c))
+print("gid 0:", exec_as(os.getuid(), 0, []))
+print("group 0:", exec_as(os.getuid(), os.getgid(), [0]))
+print("other uid:", exec_as(other, os.getgid(), []))
+print("root:", exec_as(0, 0, []))
+PY
+)
+	[ "$(echo "$out" | grep -c True)" = 5 ] &&
+		pass "relay refuses hostile task connections" ||
+		fail "hostile task connections: $out"
+	kill -0 "$relay_pid" || fail "relay died on a hostile task connection"
+fi
+
 # 9. The host side reconnects: restart the relay, the agent serves it.
 kill "$relay_pid"
 for _ in $(seq 50); do kill -0 "$relay_pid" 2>/dev/null || break; sleep 0.1; done
 "$relay_bin" --daemon --pidfile "$work/relay.pid" --log-file "$work/relay.log" \
-	--debug --channel "$chan" --socket "$sock" --uid "$uid" --gid "$gid"
+	--debug --channel "$chan" --socket "$sock" --uid "$uid" --gid "$gid" \
+	--allow-root
 relay_pid=$(cat "$work/relay.pid")
 out=$(as svmtest -- echo again)
 [ "$out" = again ] && pass "agent serves a reconnected relay" ||
 	fail "after relay restart: '$out'"
+out=$(cd /tmp && "$exec_bin" --socket "$sock" -- id -u 2>&1)
+[ "$out" = 0 ] && pass "root task with --allow-root" ||
+	fail "root task with --allow-root: '$out'"
 
 # 10. Guest death fails open sessions with a message that says so.
 as svmtest -- sleep 60 >"$work/death.out" 2>&1 &
