@@ -175,9 +175,12 @@ static enum prolog_result prolog_run(struct prolog *p)
 		res = prolog_resolve_alloc(p);
 	if (res == PROLOG_OK)
 		res = prolog_plan(p);
-	if (res == PROLOG_OK && !p->conf.boot)
+	if (res == PROLOG_OK && !p->conf.boot) {
 		log_info("job %u: Boot=no in vm.conf: planned only, no guest",
 			 p->req.job_id);
+		prolog_record_reason(p, "Boot=no in vm.conf on node %s: the VM of job %u was planned but not booted",
+				     p->alloc.node, p->req.job_id);
+	}
 	else if (res == PROLOG_OK)
 		res = prolog_boot(p);
 	if (res == PROLOG_JOB_FAULT && p->state_fd >= 0 && !p->reason_recorded)

@@ -53,6 +53,12 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	}
 }
 
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	/* Slurm 22.05 drops some user_init errors: report from here. */
+	return task_init_remote(sp) == 0 ? 0 : -1;
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	vm_options_free();

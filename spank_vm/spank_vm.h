@@ -31,3 +31,5 @@ void vm_options_free(void);
 
 /* Allocator (sbatch/salloc) and local (srun) context. */
 int submit_post_opt(spank_t sp);
+/* Remote context, in each task: run it in the guest. */
+int task_init_remote(spank_t sp);

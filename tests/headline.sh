@@ -89,10 +89,11 @@ grep "job $jobid:" "$HARNESS_VM_LOG" || echo "(nothing logged)"
 say "what is still missing"
 if grep -q "job $jobid: guest ready" "$HARNESS_VM_LOG"; then
 	cat <<'MISSING'
-The guest booted pinned as planned and was torn down by the epilog, but the
-srun steps above still ran on the host (issue "Tasks inside the guests":
-spank_vm's task_init does not yet hand tasks to slurm-vm-exec), and the MPI
-program of the final headline job is not there yet.
+The guest booted pinned as planned, the srun steps ran in it (its kernel is
+printed above) and the epilog tore it down. Not there yet: the MPI program
+of the final headline job (PMI forwarding), the job's working directory in
+the guest (no shared filesystem yet: steps start in /tmp), stdin/signals/pty
+acceptance tests of the tasks issue.
 MISSING
 else
 	echo "the guest did not boot: see the log lines above and the state directory"
