@@ -182,7 +182,7 @@ static _Noreturn void child_main(const struct proto_exec *m, char **env,
 	child_fail(report, SPAWN_EXEC, child_exec(m->argv, env));
 }
 
-/* The task's environment with PMI_FD=3 when it gets a PMI socket. */
+/* The task's environment, with PMI_FD=3 when it gets a PMI socket. */
 static char **task_env(const struct proto_exec *m)
 {
 	size_t n = 0, j = 0;
@@ -193,9 +193,9 @@ static char **task_env(const struct proto_exec *m)
 	env = calloc(n + 2, sizeof(char *));
 	if (!env)
 		return NULL;
+	/* The host's PMI_FD means nothing here: ours is 3, or there is none. */
 	for (size_t i = 0; i < n; i++)
-		if (!(m->flags & PROTO_EXEC_PMI) ||
-		    strncmp(m->env[i], "PMI_FD=", 7) != 0)
+		if (strncmp(m->env[i], "PMI_FD=", 7) != 0)
 			env[j++] = m->env[i];
 	if (m->flags & PROTO_EXEC_PMI)
 		env[j++] = "PMI_FD=3";
