@@ -297,14 +297,27 @@ harness_render() {
 	printf '%s' "$text" >"$out"
 }
 
-# harness_vmconf_set KEY VALUE: sets (or replaces) one vm.conf key.
+# harness_vmconf_set KEY VALUE: sets (or replaces) one vm.conf key, in every
+# node's copy too.
 harness_vmconf_set() {
 	local -
 	set +e
-	local key=$1 value=$2
+	local key=$1 value=$2 dir
 	[ -f "$HARNESS_VM_CONF" ] || harness_die "harness_vmconf_set before the configuration exists"
-	sed -i "/^[[:space:]]*${key}[[:space:]]*=/Id" "$HARNESS_VM_CONF"
-	printf '%s=%s\n' "$key" "$value" >>"$HARNESS_VM_CONF"
+	for dir in $(_harness_etc_dirs); do
+		sed -i "/^[[:space:]]*${key}[[:space:]]*=/Id" "$dir/vm.conf"
+		printf '%s=%s\n' "$key" "$value" >>"$dir/vm.conf"
+	done
+}
+
+# The configuration directories: $HARNESS_ETC (slurmctld and the test's
+# commands) and, with several nodes, each node's own copy.
+_harness_etc_dirs() {
+	local d
+	echo "$HARNESS_ETC"
+	for d in "$HARNESS_DIR"/nodes/*/etc; do
+		[ -d "$d" ] && echo "$d"
+	done
 }
 
 # harness_add_catalog_image NAME [IMAGEFILE [FORMAT [Key=Value...]]]: an
@@ -439,7 +452,6 @@ _harness_write_config() {
 		"$etc/plugstack.conf" \
 		SPANK_VM_SO="$HARNESS_BIN/spank_vm.so" \
 		VM_CONF="$etc/vm.conf"
-	cp "$etc/plugstack.conf" "$HARNESS_DIR/run/plugstack.conf.enabled"
 
 	harness_render "$HARNESS_ETC_EXAMPLES/vm.conf.example" "$etc/vm.conf" \
 		IMAGE_CATALOG="$HARNESS_CATALOG" IMAGE_DIRS="$HARNESS_IMAGES" \
@@ -515,13 +527,48 @@ harness_gres_table() {
 harness_plugstack_disable() {
 	local -
 	set +e
-	echo "# spank_vm.so disabled by harness_plugstack_disable" >"$HARNESS_ETC/plugstack.conf"
+	local dir
+	for dir in $(_harness_etc_dirs); do
+		[ -f "$dir/plugstack.conf.enabled" ] ||
+			cp "$dir/plugstack.conf" "$dir/plugstack.conf.enabled"
+		echo "# spank_vm.so disabled by harness_plugstack_disable" >"$dir/plugstack.conf"
+	done
 }
 
 harness_plugstack_enable() {
 	local -
 	set +e
-	cp "$HARNESS_DIR/run/plugstack.conf.enabled" "$HARNESS_ETC/plugstack.conf"
+	local dir
+	for dir in $(_harness_etc_dirs); do
+		[ -f "$dir/plugstack.conf.enabled" ] &&
+			mv -f "$dir/plugstack.conf.enabled" "$dir/plugstack.conf"
+	done
+}
+
+# Several nodes on one host share no node-local state, as on a real
+# cluster: each slurmd reads its own copy of the configuration
+# (nodes/NAME/etc; the prolog finds vm.conf beside the slurm.conf its slurmd
+# read), whose vm.conf has the node's own StateDir and OverlayDir (LogFile
+# stays shared). slurm.conf stays identical everywhere (slurmctld compares
+# hashes): PlugStackConfig goes, so each reads plugstack.conf beside its
+# slurm.conf, and each plugstack.conf names its own vm.conf.
+_harness_node_configs() {
+	local node d f
+	sed -i '/^PlugStackConfig=/d' "$HARNESS_ETC/slurm.conf"
+	for node in "${HARNESS_NODES[@]}"; do
+		d=$HARNESS_DIR/nodes/$node/etc
+		mkdir -p "$d" "$HARNESS_DIR/nodes/$node/vm/overlay"
+		mkdir -m 0700 -p "$HARNESS_DIR/nodes/$node/vm/state"
+		chmod 0755 "$d" "$HARNESS_DIR/nodes/$node/vm" "$HARNESS_DIR/nodes/$node"
+		for f in "$HARNESS_ETC"/*; do
+			[ -f "$f" ] && cp -p "$f" "$d/"
+		done
+		sed -i "s|^\(required[[:space:]].*\)config=[^[:space:]]*|\1config=$d/vm.conf|" \
+			"$d/plugstack.conf"
+		sed -i -e "s|^StateDir=.*|StateDir=$HARNESS_DIR/nodes/$node/vm/state|" \
+			-e "s|^OverlayDir=.*|OverlayDir=$HARNESS_DIR/nodes/$node/vm/overlay|" \
+			"$d/vm.conf"
+	done
 }
 
 # ---------------------------------------------------------------- daemons
@@ -639,7 +686,7 @@ _harness_preflight() {
 harness_start() {
 	local -
 	set +e # callers may run under set -e; errors here are explicit
-	local t0 node log
+	local t0 node log conf
 	[ "$HARNESS_STARTED" = 1 ] && return 0
 	t0=$(harness_now)
 	_harness_preflight
@@ -674,6 +721,7 @@ harness_start() {
 	if declare -F harness_config_hook >/dev/null; then
 		harness_config_hook || harness_die "harness_config_hook failed"
 	fi
+	[ "${#HARNESS_NODES[@]}" -gt 1 ] && _harness_node_configs
 	export SLURM_CONF=$HARNESS_ETC/slurm.conf
 
 	# -D: foreground daemons, run in the background in their own session.
@@ -689,9 +737,11 @@ harness_start() {
 	for node in "${HARNESS_NODES[@]}"; do
 		log=$HARNESS_DIR/log/slurmd-$node.out
 		_harness_node_prefix "$node"
-		SLURM_VM_HARNESS_DIR=$HARNESS_DIR setsid \
+		conf=$SLURM_CONF
+		[ "${#HARNESS_NODES[@]}" -gt 1 ] && conf=$HARNESS_DIR/nodes/$node/etc/slurm.conf
+		SLURM_VM_HARNESS_DIR=$HARNESS_DIR SLURM_CONF=$conf setsid \
 			"${HARNESS_NODE_PREFIX[@]}" slurmd -D -N "$node" \
-			-f "$SLURM_CONF" >"$log" 2>&1 </dev/null &
+			-f "$conf" >"$log" 2>&1 </dev/null &
 		HARNESS_NODE_PID[$node]=$!
 	done
 	HARNESS_DEAD_NODE=""
