@@ -52,9 +52,13 @@
 #
 # Several nodes: call harness_add_node NAME ADDR [PORT] before harness_start
 # (ADDR a 127.x address; each node gets its own spool, log, pid file and
-# device directory, a NodeName line with NodeAddr/NodeHostname/Port, and its
-# own `slurmd -N NAME`). Without any, harness_start adds this host as the
-# one node. Own hostnames per node: see harness_node_isolate below.
+# device directory, a NodeName line with NodeAddr/NodeHostname/Port, its
+# own `slurmd -N NAME`, and its own copy of the configuration in
+# $HARNESS_DIR/nodes/NAME/etc whose vm.conf has the node's own StateDir and
+# OverlayDir, $HARNESS_DIR/nodes/NAME/vm/{state,overlay}; see
+# _harness_node_configs). Without any, harness_start adds this host as the
+# one node, and StateDir/OverlayDir are $HARNESS_DIR/vm/{state,overlay}.
+# Own hostnames per node: see harness_node_isolate below.
 #
 # How slurmd 22.05 numbers GRES devices (checked with `slurmd -G`, the
 # Index/File table, and with jobs; harness_gres_table prints the table):
