@@ -7,7 +7,8 @@
 #                                              broken Cmdline= for fault tests
 #   guest_exec USER JOBID -- CMD...            runs CMD in the job's guest
 
-# Builds the guest (cached) with this build's agent, copies its disk into
+# Builds the guest (cached) with this build's agent (booted from the
+# uncompressed vmlinux: under TCG that halves the boot), copies its disk into
 # the allowed image directory and writes the catalog entry.
 guest_add_to_catalog() {
 	local name=$1 cache=$HARNESS_REPO/tests/guest/cache image cmdline=
@@ -26,7 +27,7 @@ guest_add_to_catalog() {
 	done
 	[ -n "$cmdline" ] || cmdline=$(cat "$cache/cmdline")
 	harness_add_catalog_image "$name" "$image" qcow2 \
-		"Kernel=$cache/vmlinuz" "Initrd=$cache/initrd.img" \
+		"Kernel=$cache/vmlinux" "Initrd=$cache/initrd.img" \
 		"Cmdline=$cmdline" "${extra[@]+"${extra[@]}"}"
 }
 
