@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/reboot.h>
 #include <sys/signalfd.h>
@@ -430,6 +431,7 @@ static void handle_data(struct session *s, const struct proto_frame *f)
 static void handle_session_frame(const struct proto_frame *f)
 {
 	struct session *s = session_find(f->hdr.session);
+	struct winsize ws = { 0 };
 	uint32_t v;
 	uint8_t st;
 
@@ -467,6 +469,13 @@ static void handle_session_frame(const struct proto_frame *f)
 		if (proto_decode_signal(f->payload, f->length, &v) == 0 &&
 		    s->pid > 0 && !s->exited)
 			kill(-s->pid, (int)v);
+		break;
+	case PROTO_WINSIZE:
+		/* The kernel sends SIGWINCH to the terminal's process group. */
+		if (proto_decode_winsize(f->payload, f->length, &ws.ws_row,
+					 &ws.ws_col) == 0 &&
+		    s->pty && s->fd[PROTO_STDIN] >= 0)
+			ioctl(s->fd[PROTO_STDIN], TIOCSWINSZ, &ws);
 		break;
 	default:
 		log_debug("unexpected %s for session %u",

@@ -33,8 +33,10 @@
 
 extern char **environ;
 
-static const int forwarded_signals[] = { SIGINT,  SIGTERM, SIGUSR1,
-					 SIGUSR2, SIGCONT, SIGTSTP };
+/* SIGWINCH is not forwarded but becomes WINSIZE with --pty. */
+static const int forwarded_signals[] = {
+	SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH,
+};
 
 static struct {
 	const char *socket_path, *cwd;
@@ -363,9 +365,18 @@ static void forward_signals(void)
 {
 	struct signalfd_siginfo si;
 
-	while (read(ex.sig_fd, &si, sizeof(si)) == sizeof(si))
-		if (ex.ready)
+	while (read(ex.sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		struct winsize ws;
+
+		if (!ex.exec_sent)
+			continue;
+		if (si.ssi_signo != SIGWINCH)
 			proto_put_signal(&ex.out, SESSION, si.ssi_signo);
+		else if (ex.pty && ioctl(0, TIOCGWINSZ, &ws) == 0 &&
+			 ws.ws_row && ws.ws_col)
+			proto_put_winsize(&ex.out, SESSION, ws.ws_row,
+					  ws.ws_col);
+	}
 }
 
 static void write_relay(void)

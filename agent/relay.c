@@ -555,6 +555,7 @@ static int client_exec(struct client *c, const struct proto_frame *f)
 
 static bool client_frame_valid(const struct proto_frame *f)
 {
+	uint16_t rows, cols;
 	const uint8_t *d;
 	size_t n;
 	uint8_t st;
@@ -574,6 +575,9 @@ static bool client_frame_valid(const struct proto_frame *f)
 		       st != PROTO_STDIN;
 	case PROTO_SIGNAL:
 		return proto_decode_signal(f->payload, f->length, &v) == 0;
+	case PROTO_WINSIZE:
+		return proto_decode_winsize(f->payload, f->length, &rows,
+					    &cols) == 0;
 	default:
 		return false;
 	}

@@ -128,12 +128,13 @@ static int cur_end(const struct cursor *c)
 /* ---- names and header ---- */
 
 static const char *const kind_names[] = {
-	[PROTO_HELLO] = "HELLO",   [PROTO_READY] = "READY",
-	[PROTO_EXEC] = "EXEC",	   [PROTO_DATA] = "DATA",
-	[PROTO_EOF] = "EOF",	   [PROTO_CREDIT] = "CREDIT",
-	[PROTO_SIGNAL] = "SIGNAL", [PROTO_EXIT] = "EXIT",
-	[PROTO_ERROR] = "ERROR",   [PROTO_PING] = "PING",
-	[PROTO_PONG] = "PONG",	   [PROTO_SHUTDOWN] = "SHUTDOWN",
+	[PROTO_HELLO] = "HELLO",     [PROTO_READY] = "READY",
+	[PROTO_EXEC] = "EXEC",	     [PROTO_DATA] = "DATA",
+	[PROTO_EOF] = "EOF",	     [PROTO_CREDIT] = "CREDIT",
+	[PROTO_SIGNAL] = "SIGNAL",   [PROTO_EXIT] = "EXIT",
+	[PROTO_ERROR] = "ERROR",     [PROTO_PING] = "PING",
+	[PROTO_PONG] = "PONG",	     [PROTO_SHUTDOWN] = "SHUTDOWN",
+	[PROTO_WINSIZE] = "WINSIZE",
 };
 
 const char *proto_kind_name(uint8_t kind)
@@ -219,7 +220,7 @@ static bool is_printable_identity(const char *s, size_t len)
 
 int proto_decode_hello(const uint8_t *p, size_t len, struct proto_hello *m)
 {
-	struct cursor c = {p, len};
+	struct cursor c = { p, len };
 	const char *id;
 	size_t id_len;
 	int r;
@@ -328,7 +329,7 @@ static int exec_decode_body(struct cursor *c, struct proto_exec *m,
 
 int proto_decode_exec(const uint8_t *p, size_t len, struct proto_exec *m)
 {
-	struct cursor c = {p, len};
+	struct cursor c = { p, len };
 	uint32_t argc, envc;
 	int r;
 
@@ -363,7 +364,7 @@ static int decode_stream(struct cursor *c, uint8_t *stream)
 int proto_decode_data(const uint8_t *p, size_t len, uint8_t *stream,
 		      const uint8_t **data, size_t *data_len)
 {
-	struct cursor c = {p, len};
+	struct cursor c = { p, len };
 
 	if (decode_stream(&c, stream) < 0 || c.left == 0)
 		return -EBADMSG;
@@ -374,7 +375,7 @@ int proto_decode_data(const uint8_t *p, size_t len, uint8_t *stream,
 
 int proto_decode_eof(const uint8_t *p, size_t len, uint8_t *stream)
 {
-	struct cursor c = {p, len};
+	struct cursor c = { p, len };
 
 	if (decode_stream(&c, stream) < 0)
 		return -EBADMSG;
@@ -384,7 +385,7 @@ int proto_decode_eof(const uint8_t *p, size_t len, uint8_t *stream)
 int proto_decode_credit(const uint8_t *p, size_t len, uint8_t *stream,
 			uint32_t *bytes)
 {
-	struct cursor c = {p, len};
+	struct cursor c = { p, len };
 
 	if (decode_stream(&c, stream) < 0 || cur_u32(&c, bytes) < 0 ||
 	    cur_end(&c) < 0)
@@ -398,7 +399,7 @@ int proto_decode_credit(const uint8_t *p, size_t len, uint8_t *stream,
 
 int proto_decode_signal(const uint8_t *p, size_t len, uint32_t *signo)
 {
-	struct cursor c = {p, len};
+	struct cursor c = { p, len };
 
 	if (cur_u32(&c, signo) < 0 || cur_end(&c) < 0)
 		return -EBADMSG;
@@ -409,7 +410,7 @@ int proto_decode_signal(const uint8_t *p, size_t len, uint32_t *signo)
 
 int proto_decode_exit(const uint8_t *p, size_t len, struct proto_exit *m)
 {
-	struct cursor c = {p, len};
+	struct cursor c = { p, len };
 	uint8_t core;
 	uint16_t reserved;
 
@@ -441,7 +442,7 @@ static bool is_printable_text(const char *s, size_t len)
 
 int proto_decode_error(const uint8_t *p, size_t len, struct proto_error *m)
 {
-	struct cursor c = {p, len};
+	struct cursor c = { p, len };
 	const char *text;
 	size_t text_len;
 	int r;
@@ -460,7 +461,7 @@ int proto_decode_error(const uint8_t *p, size_t len, struct proto_error *m)
 
 int proto_decode_ping(const uint8_t *p, size_t len, uint64_t *cookie)
 {
-	struct cursor c = {p, len};
+	struct cursor c = { p, len };
 
 	if (cur_u64(&c, cookie) < 0)
 		return -EBADMSG;
@@ -469,11 +470,21 @@ int proto_decode_ping(const uint8_t *p, size_t len, uint64_t *cookie)
 
 int proto_decode_shutdown(const uint8_t *p, size_t len, uint32_t *flags)
 {
-	struct cursor c = {p, len};
+	struct cursor c = { p, len };
 
 	if (cur_u32(&c, flags) < 0 || cur_end(&c) < 0)
 		return -EBADMSG;
 	return *flags & ~PROTO_SHUTDOWN_POWEROFF ? -EBADMSG : 0;
+}
+
+int proto_decode_winsize(const uint8_t *p, size_t len, uint16_t *rows,
+			 uint16_t *cols)
+{
+	struct cursor c = { p, len };
+
+	if (cur_u16(&c, rows) < 0 || cur_u16(&c, cols) < 0 || cur_end(&c) < 0)
+		return -EBADMSG;
+	return *rows && *cols ? 0 : -EBADMSG;
 }
 
 int proto_credit_add(uint32_t *avail, uint32_t grant)
@@ -834,6 +845,18 @@ int proto_put_shutdown(struct proto_buf *b, uint32_t flags)
 	return proto_put_frame(b, PROTO_SHUTDOWN, 0, 0, p, sizeof(p));
 }
 
+int proto_put_winsize(struct proto_buf *b, uint32_t session, uint16_t rows,
+		      uint16_t cols)
+{
+	uint8_t p[4];
+
+	if (session == 0 || rows == 0 || cols == 0)
+		return -EINVAL;
+	put16(p, rows);
+	put16(p + 2, cols);
+	return proto_put_frame(b, PROTO_WINSIZE, 0, session, p, sizeof(p));
+}
+
 /* ---- reader ---- */
 
 int proto_reader_init(struct proto_reader *r)
@@ -987,7 +1010,7 @@ int proto_reader_next(struct proto_reader *r, struct proto_frame *f)
 		payload = r->buf + r->start + PROTO_HEADER_SIZE;
 		if (!r->msg_open && !(h.flags & PROTO_FLAG_MORE)) {
 			r->start += PROTO_HEADER_SIZE + h.length;
-			*f = (struct proto_frame){h, payload, h.length};
+			*f = (struct proto_frame){ h, payload, h.length };
 			return 1;
 		}
 		k = reader_assemble(r, &h, payload);
@@ -997,7 +1020,7 @@ int proto_reader_next(struct proto_reader *r, struct proto_frame *f)
 		if (k == 1) {
 			h.flags = 0;
 			h.length = (uint32_t)r->msg_len;
-			*f = (struct proto_frame){h, r->msg, r->msg_len};
+			*f = (struct proto_frame){ h, r->msg, r->msg_len };
 			r->msg_done = true;
 			return 1;
 		}

@@ -39,6 +39,8 @@
  *            session 0, the connection failed), str text (printable)
  *   PING/PONG(any session) u64 cookie
  *   SHUTDOWN (session 0) u32 flags (PROTO_SHUTDOWN_POWEROFF)
+ *   WINSIZE  (session != 0) u16 rows, u16 cols (both >= 1): the terminal
+ *            of a PTY session was resized
  *
  * Flow control: every stream of every session starts with PROTO_WINDOW bytes
  * of credit in each direction; a sender may only send DATA it has credit
@@ -90,7 +92,8 @@ enum proto_kind {
 	PROTO_PING,
 	PROTO_PONG,
 	PROTO_SHUTDOWN,
-	PROTO_KIND_MAX = PROTO_SHUTDOWN,
+	PROTO_WINSIZE,
+	PROTO_KIND_MAX = PROTO_WINSIZE,
 };
 
 enum proto_stream {
@@ -198,6 +201,8 @@ int proto_decode_exit(const uint8_t *p, size_t len, struct proto_exit *m);
 int proto_decode_error(const uint8_t *p, size_t len, struct proto_error *m);
 int proto_decode_ping(const uint8_t *p, size_t len, uint64_t *cookie);
 int proto_decode_shutdown(const uint8_t *p, size_t len, uint32_t *flags);
+int proto_decode_winsize(const uint8_t *p, size_t len, uint16_t *rows,
+			 uint16_t *cols);
 
 /* Encoders append whole frames to @b; they refuse (-E2BIG, -EINVAL) what
  * the decoders would reject. */
@@ -221,6 +226,8 @@ int proto_put_error(struct proto_buf *b, uint32_t session, uint32_t code,
 int proto_put_ping(struct proto_buf *b, uint8_t kind, uint32_t session,
 		   uint64_t cookie);
 int proto_put_shutdown(struct proto_buf *b, uint32_t flags);
+int proto_put_winsize(struct proto_buf *b, uint32_t session, uint16_t rows,
+		      uint16_t cols);
 
 /* Available credit @avail grows by @grant: -EOVERFLOW past PROTO_MAX_WINDOW,
  * -EBADMSG for a zero grant. */

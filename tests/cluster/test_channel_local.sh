@@ -201,6 +201,45 @@ out=$(printf 'typed\n' | timeout 20 bash -c "cd /tmp && setpriv --reuid=svmtest 
 echo "$out" | grep -q done && pass "pty: stdin EOF ends cat" ||
 	fail "pty stdin EOF: '$out'"
 
+# A resized local terminal resizes the guest's (WINSIZE -> SIGWINCH).
+out=$(cd /tmp && "$py" - "$exec_bin" "$sock" "$uid" "$gid" 2>&1 <<'PY'
+import fcntl, os, select, signal, struct, subprocess, sys, termios, time
+exe, sock, uid, gid = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+master, slave = os.openpty()
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+def drop():
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    os.setgroups([]); os.setgid(gid); os.setuid(uid)
+p = subprocess.Popen([exe, "--socket", sock, "--pty", "--", "sh", "-c",
+    'trap "stty size; exit 0" WINCH; stty size; while :; do sleep 0.1; done'],
+    stdin=slave, stdout=slave, stderr=slave, preexec_fn=drop)
+os.close(slave)
+buf = b""
+def read_until(word, t):
+    global buf
+    end = time.time() + t
+    while word not in buf and time.time() < end:
+        r, _, _ = select.select([master], [], [], 0.2)
+        if r:
+            try:
+                buf += os.read(master, 4096)
+            except OSError:
+                break
+    return word in buf
+ok1 = read_until(b"24 80", 20)
+fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 132, 0, 0))
+ok2 = read_until(b"50 132", 20)
+try:
+    p.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill()
+print(ok1, ok2, p.returncode)
+PY
+)
+[ "$out" = "True True 0" ] && pass "pty window size and resize" ||
+	fail "pty resize: '$out'"
+
 # 7. PMI_FD bytes go both ways.
 if command -v python3 >/dev/null; then
 	out=$(python3 - "$exec_bin" "$sock" <<'EOF'

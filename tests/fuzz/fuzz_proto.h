@@ -11,7 +11,7 @@
 
 static inline void fuzz_check_reencode_exec(const struct proto_exec *m)
 {
-	struct proto_buf b = {0};
+	struct proto_buf b = { 0 };
 	int r = proto_put_exec(&b, 1, m);
 
 	assert(r == 0);
@@ -30,6 +30,7 @@ static inline void fuzz_proto_decode_payload(uint8_t kind, const uint8_t *p,
 	uint8_t stream;
 	uint32_t v;
 	uint64_t c;
+	uint16_t rows, cols;
 
 	switch (kind) {
 	case PROTO_HELLO:
@@ -64,7 +65,7 @@ static inline void fuzz_proto_decode_payload(uint8_t kind, const uint8_t *p,
 		break;
 	case PROTO_EXIT:
 		if (proto_decode_exit(p, n, &ex) == 0) {
-			struct proto_buf b = {0};
+			struct proto_buf b = { 0 };
 
 			assert(proto_put_exit(&b, 1, &ex) == 0);
 			proto_buf_free(&b);
@@ -82,6 +83,10 @@ static inline void fuzz_proto_decode_payload(uint8_t kind, const uint8_t *p,
 		break;
 	case PROTO_SHUTDOWN:
 		proto_decode_shutdown(p, n, &v);
+		break;
+	case PROTO_WINSIZE:
+		if (proto_decode_winsize(p, n, &rows, &cols) == 0)
+			assert(rows > 0 && cols > 0);
 		break;
 	default:
 		break;

@@ -45,16 +45,17 @@ static int seed_payload(const char *target, int n, struct proto_buf *b)
 
 static int seed_payloads(void)
 {
-	char *argv[] = {"/bin/cat", "-n", NULL};
-	char *env[] = {"PATH=/usr/bin:/bin", "PMI_FD=3", NULL};
-	uint32_t groups[] = {100, 27};
+	char *argv[] = { "/bin/cat", "-n", NULL };
+	char *env[] = { "PATH=/usr/bin:/bin", "PMI_FD=3", NULL };
+	uint32_t groups[] = { 100, 27 };
 	struct proto_exec exec = {
 		1000, 1000,   PROTO_EXEC_PMI, 3,    0,	 0,
-		2,    groups, "/home/user",   argv, env, NULL};
-	struct proto_hello hello = {1, 1, 42, "job-17.node1"};
-	struct proto_exit ex1 = {PROTO_EXITED, false, 7};
-	struct proto_exit ex2 = {PROTO_SIGNALED, true, 11};
-	struct proto_buf b = {0};
+		2,    groups, "/home/user",   argv, env, NULL
+	};
+	struct proto_hello hello = { 1, 1, 42, "job-17.node1" };
+	struct proto_exit ex1 = { PROTO_EXITED, false, 7 };
+	struct proto_exit ex2 = { PROTO_SIGNALED, true, 11 };
+	struct proto_buf b = { 0 };
 	int r = 0;
 
 	r |= proto_put_hello(&b, &hello)
@@ -80,6 +81,8 @@ static int seed_payloads(void)
 		     ?: seed_payload("fuzz_proto_ping", 0, &b);
 	r |= proto_put_shutdown(&b, 1)
 		     ?: seed_payload("fuzz_proto_shutdown", 0, &b);
+	r |= proto_put_winsize(&b, 1, 24, 80)
+		     ?: seed_payload("fuzz_proto_winsize", 0, &b);
 	proto_buf_free(&b);
 	return r;
 }
@@ -87,15 +90,15 @@ static int seed_payloads(void)
 /* Whole conversations for the framing reader (first byte: chunking). */
 static int seed_streams(void)
 {
-	char *argv[] = {"/bin/sh", "-c", "echo hi; exit 7", NULL};
-	char *env[] = {"HOME=/home/user", NULL};
-	struct proto_exec exec = {1000, 1000, 0,      0,    24,	 80,
-				  0,	NULL, "/tmp", argv, env, NULL};
-	struct proto_hello hello = {1, 1, 42, "guest"};
-	struct proto_exit ex = {PROTO_EXITED, false, 7};
-	struct proto_buf b = {0};
+	char *argv[] = { "/bin/sh", "-c", "echo hi; exit 7", NULL };
+	char *env[] = { "HOME=/home/user", NULL };
+	struct proto_exec exec = { 1000, 1000, 0,      0,    24,  80,
+				   0,	 NULL, "/tmp", argv, env, NULL };
+	struct proto_hello hello = { 1, 1, 42, "guest" };
+	struct proto_exit ex = { PROTO_EXITED, false, 7 };
+	struct proto_buf b = { 0 };
 	static char big[70000];
-	char *bigenv[] = {big, NULL};
+	char *bigenv[] = { big, NULL };
 	int r = 0;
 
 	r |= proto_put_hello(&b, &hello);
@@ -110,6 +113,7 @@ static int seed_streams(void)
 	r |= proto_put_exit(&b, 1, &ex);
 	r |= proto_put_ping(&b, PROTO_PONG, 0, 9);
 	r |= proto_put_shutdown(&b, 0);
+	r |= proto_put_winsize(&b, 1, 50, 132);
 	r |= write_seed("fuzz_proto_frame", 0, proto_buf_head(&b),
 			proto_buf_pending(&b), 0x05);
 	r |= write_seed("fuzz_proto_frame", 1, proto_buf_head(&b),

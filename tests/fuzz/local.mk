@@ -89,5 +89,12 @@ tests_fuzz_fuzz_proto_shutdown_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_KIND=PROTO_SHUTD
 tests_fuzz_fuzz_proto_shutdown_CFLAGS = $(PROTO_FUZZ_CF)
 tests_fuzz_fuzz_proto_shutdown_LDFLAGS = $(PROTO_FUZZ_LF)
 tests_fuzz_fuzz_proto_shutdown_LDADD = $(PROTO_FUZZ_LIBS)
+
+noinst_PROGRAMS += tests/fuzz/fuzz_proto_winsize
+tests_fuzz_fuzz_proto_winsize_SOURCES = tests/fuzz/fuzz_proto_decode.c tests/fuzz/fuzz_proto.h
+tests_fuzz_fuzz_proto_winsize_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_KIND=PROTO_WINSIZE
+tests_fuzz_fuzz_proto_winsize_CFLAGS = $(PROTO_FUZZ_CF)
+tests_fuzz_fuzz_proto_winsize_LDFLAGS = $(PROTO_FUZZ_LF)
+tests_fuzz_fuzz_proto_winsize_LDADD = $(PROTO_FUZZ_LIBS)
 endif
 EXTRA_DIST += tests/fuzz/run.sh tests/fuzz/corpus

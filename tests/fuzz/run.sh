@@ -11,7 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${2:-${FUZZ_BUILD:-$here/../../build-fuzz}}
 fuzzdir=$build/tests/fuzz
 artifacts=$here/artifacts
-targets="frame hello ready exec data eof credit signal exit error ping shutdown"
+targets="frame hello ready exec data eof credit signal exit error ping shutdown
+	winsize"
 
 if [ ! -x "$fuzzdir/fuzz_proto_frame" ]; then
 	echo "fuzz: no targets in $fuzzdir (configure with --enable-fuzzing, CC=clang)" >&2

@@ -51,7 +51,7 @@ static void put_be32(uint8_t *p, uint32_t v)
 static void make_header(uint8_t *h, uint8_t kind, uint32_t session,
 			uint32_t len)
 {
-	struct proto_header hdr = {1, kind, 0, session, len};
+	struct proto_header hdr = { 1, kind, 0, session, len };
 
 	proto_header_encode(h, &hdr);
 }
@@ -60,7 +60,7 @@ static void make_header(uint8_t *h, uint8_t kind, uint32_t session,
 
 static void test_hello_roundtrip(void **state)
 {
-	struct proto_hello in = {1, 1, 0x0102030405060708ull, "guest-42"}, m;
+	struct proto_hello in = { 1, 1, 0x0102030405060708ull, "guest-42" }, m;
 	struct proto_frame f;
 
 	assert_int_equal(proto_put_hello(&out, &in), 0);
@@ -84,9 +84,9 @@ static void test_ready_roundtrip(void **state)
 
 static void test_exec_roundtrip(void **state)
 {
-	char *argv[] = {"/bin/echo", "hello", "", NULL};
-	char *env[] = {"PATH=/bin", "EMPTY=", NULL};
-	uint32_t groups[] = {100, 200};
+	char *argv[] = { "/bin/echo", "hello", "", NULL };
+	char *env[] = { "PATH=/bin", "EMPTY=", NULL };
+	uint32_t groups[] = { 100, 200 };
 	struct proto_exec in = {
 		.uid = 1000,
 		.gid = 1000,
@@ -128,9 +128,9 @@ static void test_exec_roundtrip(void **state)
 static void test_exec_split(void **state)
 {
 	static char big[100000];
-	char *argv[] = {"x", NULL};
-	char *env[] = {big, big, NULL};
-	struct proto_exec in = {.cwd = "/", .argv = argv, .env = env};
+	char *argv[] = { "x", NULL };
+	char *env[] = { big, big, NULL };
+	struct proto_exec in = { .cwd = "/", .argv = argv, .env = env };
 	struct proto_exec m;
 	struct proto_frame f;
 	size_t n;
@@ -160,7 +160,7 @@ static void test_exec_split(void **state)
 
 static void test_small_roundtrips(void **state)
 {
-	struct proto_exit ex = {PROTO_SIGNALED, true, 11}, ex2;
+	struct proto_exit ex = { PROTO_SIGNALED, true, 11 }, ex2;
 	struct proto_error er;
 	struct proto_frame f;
 	const uint8_t *data;
@@ -168,6 +168,7 @@ static void test_small_roundtrips(void **state)
 	uint8_t stream;
 	uint32_t v;
 	uint64_t cookie;
+	uint16_t rows, cols;
 
 	assert_int_equal(proto_put_data(&out, 3, PROTO_STDOUT, "abc", 3), 0);
 	read_back(&f, PROTO_DATA);
@@ -218,6 +219,13 @@ static void test_small_roundtrips(void **state)
 	read_back(&f, PROTO_SHUTDOWN);
 	assert_int_equal(proto_decode_shutdown(f.payload, f.length, &v), 0);
 	assert_int_equal(v, PROTO_SHUTDOWN_POWEROFF);
+
+	assert_int_equal(proto_put_winsize(&out, 3, 50, 132), 0);
+	read_back(&f, PROTO_WINSIZE);
+	assert_int_equal(
+		proto_decode_winsize(f.payload, f.length, &rows, &cols), 0);
+	assert_int_equal(rows, 50);
+	assert_int_equal(cols, 132);
 }
 
 /* ---- malformed headers ---- */
@@ -250,6 +258,8 @@ static void test_header_malformed(void **state)
 	assert_int_equal(proto_header_decode(b, 16, &h), -EBADMSG);
 	make_header(b, PROTO_EXEC, 0, 2);
 	assert_int_equal(proto_header_decode(b, 16, &h), -EBADMSG);
+	make_header(b, PROTO_WINSIZE, 0, 4);
+	assert_int_equal(proto_header_decode(b, 16, &h), -EBADMSG);
 	make_header(b, PROTO_HELLO, 3, 2); /* session where 0 is required */
 	assert_int_equal(proto_header_decode(b, 16, &h), -EBADMSG);
 	make_header(b, PROTO_ERROR, 0, 2); /* either is fine */
@@ -272,7 +282,7 @@ static void test_header_malformed(void **state)
 
 static void test_hello_malformed(void **state)
 {
-	uint8_t p[64] = {0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9};
+	uint8_t p[64] = { 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9 };
 	struct proto_hello m;
 
 	put_be32(p + 12, 3);
@@ -305,17 +315,17 @@ static void test_hello_malformed(void **state)
 /* A valid EXEC payload to break in different ways. */
 static size_t exec_payload(uint8_t *p)
 {
-	char *argv[] = {"/bin/true", NULL};
-	char *env[] = {"A=1", NULL};
-	uint32_t groups[] = {5};
-	struct proto_exec in = {.uid = 1,
-				.gid = 1,
-				.ngroups = 1,
-				.groups = groups,
-				.cwd = "/",
-				.argv = argv,
-				.env = env};
-	struct proto_buf b = {0};
+	char *argv[] = { "/bin/true", NULL };
+	char *env[] = { "A=1", NULL };
+	uint32_t groups[] = { 5 };
+	struct proto_exec in = { .uid = 1,
+				 .gid = 1,
+				 .ngroups = 1,
+				 .groups = groups,
+				 .cwd = "/",
+				 .argv = argv,
+				 .env = env };
+	struct proto_buf b = { 0 };
 	size_t n;
 
 	assert_int_equal(proto_put_exec(&b, 1, &in), 0);
@@ -382,11 +392,11 @@ static void test_exec_malformed(void **state)
 
 static void test_exec_encode_refuses(void **state)
 {
-	char *argv[] = {"", NULL};
-	char *noargv[] = {NULL};
-	char *ok[] = {"x", NULL};
-	char *badenv[] = {"NOEQUALS", NULL};
-	struct proto_exec m = {.cwd = "/", .argv = argv};
+	char *argv[] = { "", NULL };
+	char *noargv[] = { NULL };
+	char *ok[] = { "x", NULL };
+	char *badenv[] = { "NOEQUALS", NULL };
+	struct proto_exec m = { .cwd = "/", .argv = argv };
 
 	assert_int_equal(proto_put_exec(&out, 1, &m), -E2BIG);
 	m.argv = noargv;
@@ -403,7 +413,7 @@ static void test_exec_encode_refuses(void **state)
 
 static void test_small_malformed(void **state)
 {
-	uint8_t p[16] = {0};
+	uint8_t p[16] = { 0 };
 	struct proto_exit ex;
 	struct proto_error er;
 	const uint8_t *data;
@@ -411,6 +421,7 @@ static void test_small_malformed(void **state)
 	uint8_t stream;
 	uint32_t v;
 	uint64_t c;
+	uint16_t r16, c16;
 
 	/* DATA: zero-length data, bad stream, empty payload */
 	assert_int_equal(proto_decode_data(p, 1, &stream, &data, &len),
@@ -483,6 +494,16 @@ static void test_small_malformed(void **state)
 	p[3] = 2;
 	assert_int_equal(proto_decode_shutdown(p, 4, &v), -EBADMSG);
 	assert_int_equal(proto_decode_shutdown(p, 3, &v), -EBADMSG);
+	/* WINSIZE: zero rows or columns, truncated, trailing bytes */
+	memset(p, 0, sizeof(p));
+	p[1] = 24;
+	assert_int_equal(proto_decode_winsize(p, 4, &r16, &c16), -EBADMSG);
+	p[3] = 80;
+	assert_int_equal(proto_decode_winsize(p, 4, &r16, &c16), 0);
+	assert_int_equal(proto_decode_winsize(p, 3, &r16, &c16), -EBADMSG);
+	assert_int_equal(proto_decode_winsize(p, 5, &r16, &c16), -EBADMSG);
+	assert_int_equal(proto_put_winsize(&out, 0, 1, 1), -EINVAL);
+	proto_buf_free(&out);
 }
 
 static void test_credit_overflow(void **state)
@@ -506,7 +527,7 @@ static void test_credit_overflow(void **state)
 
 static void test_reader_resync(void **state)
 {
-	struct proto_hello hello = {1, 1, 7, ""};
+	struct proto_hello hello = { 1, 1, 7, "" };
 	struct proto_frame f;
 
 	/* Garbage, then a DATA frame (skipped while resyncing), then HELLO. */
@@ -524,7 +545,7 @@ static void test_reader_resync(void **state)
 static void test_reader_errors(void **state)
 {
 	uint8_t b[PROTO_HEADER_SIZE];
-	struct proto_hello hello = {1, 1, 7, "g"};
+	struct proto_hello hello = { 1, 1, 7, "g" };
 	struct proto_frame f;
 
 	/* A bad header is reported once, then the reader resyncs. */
@@ -573,7 +594,7 @@ static void test_reader_errors(void **state)
 
 static void test_buf_queue(void **state)
 {
-	struct proto_buf b = {0};
+	struct proto_buf b = { 0 };
 
 	for (int i = 0; i < 1000; i++) {
 		assert_int_equal(proto_buf_append(&b, "0123456789", 10), 0);
