@@ -44,7 +44,8 @@ static int epilog_run(const struct vmconf *conf)
 	statedir_name(job, restart, name, sizeof(name));
 	fd = statedir_open(conf->state_dir, name, false);
 	if (fd == -ENOENT) {
-		log_info("job %u: no state on this node; nothing to undo", job);
+		log_info("job %u: VM job ended: no state on this node, nothing to undo",
+			 job);
 		return 0;
 	}
 	if (fd < 0) {

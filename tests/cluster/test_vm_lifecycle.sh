@@ -138,7 +138,7 @@ node_up "$c"
 rc=0
 env -i SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$c" SPANK_VM_IMAGE=testguest \
 	"$HARNESS_BIN/slurm-vm-epilog" || rc=$?
-[ "$rc" = 0 ] && logged "$c" "no state on this node" && ok "epilog run twice: exit 0, nothing to undo" ||
+[ "$rc" = 0 ] && logged "$c" "VM job ended: no state on this node" && ok "epilog run twice: exit 0, nothing to undo" ||
 	fail "second epilog: rc=$rc"
 
 # --- a prolog killed midway (after the domain started), then the epilog
