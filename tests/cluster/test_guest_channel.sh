@@ -1,4 +1,5 @@
 #!/bin/bash
+# cluster-timeout: 600
 # The guest channel with a real guest: the prolog boots the test guest
 # through libvirtd, the relay gets the agent's ready over virtio-serial, and
 # tasks run through the relay as the job user. Two sessions at once, one of

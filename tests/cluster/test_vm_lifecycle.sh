@@ -1,4 +1,5 @@
 #!/bin/bash
+# cluster-timeout: 600
 # A VM job on the real cluster (libvirtd, test guest under TCG,
 # DeviceAttach=emulate): the guest is pinned as planned, its devices are in
 # the metadata and visible in the guest, tasks run in it as the job user
