@@ -99,6 +99,15 @@ HARNESS_CTLD_PID=
 HARNESS_LIBVIRT_STARTED=0
 HARNESS_TEST_USERS=(svmtest svmtest2)
 
+# Checks of a test: `ok MSG`, `fail MSG` (counted in $failures, shown by
+# run.sh), and `[ "$failures" = 0 ]` as the test's last line.
+failures=0
+ok() { echo "ok: $*"; }
+fail() {
+	echo "FAIL: $*"
+	failures=$((failures + 1))
+}
+
 harness_log() { printf 'harness: %s\n' "$*" >&2; }
 
 harness_die() {

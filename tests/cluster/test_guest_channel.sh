@@ -10,12 +10,6 @@ set -euo pipefail
 . "$(dirname "$0")/guest.sh"
 
 user=svmtest
-failures=0
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
-ok() { echo "ok: $*"; }
 
 harness_ensure_test_users
 HARNESS_LIBVIRT=1 harness_start

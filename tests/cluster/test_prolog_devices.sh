@@ -9,11 +9,6 @@ set -euo pipefail
 
 sysfs=$HARNESS_REPO/tests/fixtures/sysfs/cluster
 user=svmtest
-failures=0
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
 
 # The PCI function in IOMMU group N of the fixture (one per group here).
 group_addr() { basename "$(ls -d "$sysfs/kernel/iommu_groups/$1/devices/"*)"; }

@@ -13,14 +13,8 @@ harness_add_catalog_image testqcow "" qcow2
 
 img=$HARNESS_IMAGES
 user=svmtest
-failures=0
 
 jobs_count() { squeue -h -t all -o %i | wc -l; }
-
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
 
 # refused WHAT EXPECTED-MESSAGE OPTIONS...: sbatch and srun both refuse.
 refused() {
