@@ -407,12 +407,77 @@ static int out_fd(int st)
 	return st == PROTO_PMI ? ex.pmi_fd : st;
 }
 
-static void loop(void)
-{
-	for (;;) {
-		struct pollfd p[8];
-		int src[8], n = 0;
+enum { SRC_RELAY = -1, SRC_SIGNAL = -2 };
 
+struct pollset {
+	struct pollfd p[8];
+	int src[8]; /* SRC_* or the stream */
+	int n;
+};
+
+static void pollset_add(struct pollset *ps, int fd, short ev, int src)
+{
+	ps->p[ps->n] = (struct pollfd){ fd, ev, 0 };
+	ps->src[ps->n++] = src;
+}
+
+static void build_pollset(struct pollset *ps)
+{
+	ps->n = 0;
+	pollset_add(ps, ex.fd,
+		    POLLIN | (proto_buf_pending(&ex.out) ? POLLOUT : 0),
+		    SRC_RELAY);
+	pollset_add(ps, ex.sig_fd, POLLIN, SRC_SIGNAL);
+	for (int st = 0; ex.exec_sent && st < PROTO_STREAMS; st++) {
+		int fd = st == PROTO_STDIN ? 0 : out_fd(st);
+		short ev = 0;
+
+		if ((st == PROTO_STDIN || st == PROTO_PMI) && !ex.in_eof[st] &&
+		    ex.credit[st] > 0 && !ex.exited)
+			ev |= POLLIN;
+		if (st != PROTO_STDIN && proto_buf_pending(&ex.to_fd[st]))
+			ev |= POLLOUT;
+		if (ev && fd >= 0)
+			pollset_add(ps, fd, ev, st);
+	}
+}
+
+static void handle_stream(int st, short re)
+{
+	/* A broken pipe shows as POLLERR: write to find out. */
+	if (st != PROTO_STDIN && (re & (POLLOUT | POLLERR | POLLHUP)) &&
+	    proto_buf_pending(&ex.to_fd[st]))
+		write_output(out_fd(st), st);
+	if ((re & (POLLIN | POLLHUP | POLLERR)) &&
+	    (st == PROTO_STDIN || st == PROTO_PMI) && !ex.in_eof[st])
+		read_input(st == PROTO_STDIN ? 0 : ex.pmi_fd, st);
+}
+
+static void handle_events(const struct pollset *ps)
+{
+	for (int i = 0; i < ps->n; i++) {
+		short re = ps->p[i].revents;
+
+		if (!re)
+			continue;
+		if (ps->src[i] == SRC_RELAY) {
+			if (re & POLLOUT)
+				write_relay();
+			if (re & (POLLIN | POLLHUP | POLLERR))
+				read_relay();
+		} else if (ps->src[i] == SRC_SIGNAL) {
+			forward_signals();
+		} else {
+			handle_stream(ps->src[i], re);
+		}
+	}
+}
+
+static _Noreturn void loop(void)
+{
+	struct pollset ps;
+
+	for (;;) {
 		if (ex.exited && !proto_buf_pending(&ex.to_fd[PROTO_STDOUT]) &&
 		    !proto_buf_pending(&ex.to_fd[PROTO_STDERR]))
 			end_like_the_task();
@@ -422,63 +487,14 @@ static void loop(void)
 		}
 		if (ex.ready && !ex.exec_sent)
 			start_task();
-		p[n] = (struct pollfd){ ex.fd, POLLIN, 0 };
-		if (proto_buf_pending(&ex.out))
-			p[n].events |= POLLOUT;
-		src[n++] = -1;
-		p[n] = (struct pollfd){ ex.sig_fd, POLLIN, 0 };
-		src[n++] = -2;
-		for (int st = 0; ex.ready && st < PROTO_STREAMS; st++) {
-			short ev = 0;
-			int fd = st == PROTO_STDIN ? 0 : out_fd(st);
-
-			if ((st == PROTO_STDIN || st == PROTO_PMI) &&
-			    !ex.in_eof[st] && ex.credit[st] > 0 && !ex.exited)
-				ev |= POLLIN;
-			if (st != PROTO_STDIN &&
-			    proto_buf_pending(&ex.to_fd[st]))
-				ev |= POLLOUT;
-			if (ev && fd >= 0) {
-				p[n] = (struct pollfd){ fd, ev, 0 };
-				src[n++] = st;
-			}
-		}
-		if (poll(p, (nfds_t)n, ex.ready ? -1 : 200) < 0 &&
+		build_pollset(&ps);
+		if (poll(ps.p, (nfds_t)ps.n, ex.ready ? -1 : 200) < 0 &&
 		    errno != EINTR)
 			fail("poll: %m");
 		if (!ex.ready && now_ms() > ex.deadline)
 			fail("the job's VM did not become ready within %u s",
 			     ex.timeout_s);
-		for (int i = 0; i < n; i++) {
-			short re = p[i].revents;
-
-			if (!re)
-				continue;
-			if (src[i] == -1) {
-				if (re & POLLOUT)
-					write_relay();
-				if (re & (POLLIN | POLLHUP | POLLERR))
-					read_relay();
-			} else if (src[i] == -2) {
-				forward_signals();
-			} else {
-				int st = src[i];
-
-				/* A broken pipe shows as POLLERR: write to
-				 * find out. */
-				if (st != PROTO_STDIN &&
-				    (re & (POLLOUT | POLLERR | POLLHUP)) &&
-				    proto_buf_pending(&ex.to_fd[st]))
-					write_output(out_fd(st), st);
-				if ((re & (POLLIN | POLLHUP | POLLERR)) &&
-				    (st == PROTO_STDIN || st == PROTO_PMI) &&
-				    !ex.in_eof[st])
-					read_input(st == PROTO_STDIN
-							   ? 0
-							   : ex.pmi_fd,
-						   st);
-			}
-		}
+		handle_events(&ps);
 	}
 }
 
