@@ -124,6 +124,19 @@ else
 	fail "job $jobid has no GresEnforceBind=Yes"
 fi
 
+# plugstack.conf arguments are strict: a typo is reported to the user (and
+# slurmd's log), and "required" stops the job instead of ignoring it.
+cp "$HARNESS_ETC/plugstack.conf" "$HARNESS_DIR/plugstack.conf.good"
+sed -i 's|config=|confg=/x config=|' "$HARNESS_ETC/plugstack.conf"
+rc=0
+out=$(harness_as_user "$user" sbatch --vm-image=testimg --wrap true 2>&1) || rc=$?
+if [ "$rc" != 0 ] && grep -q "unknown argument 'confg=/x'" <<<"$out"; then
+	ok "a plugstack.conf typo is refused: $(grep -o "spank_vm: plugstack.conf.*" <<<"$out" | head -1)"
+else
+	fail "plugstack.conf typo: rc=$rc $out"
+fi
+cp "$HARNESS_DIR/plugstack.conf.good" "$HARNESS_ETC/plugstack.conf"
+
 # A plain job with the plugin loaded: runs, and the prolog does not speak.
 jobid=$(harness_as_user "$user" sbatch --parsable --wrap 'echo plain')
 harness_wait 60 "job $jobid to end" \
