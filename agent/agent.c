@@ -61,6 +61,7 @@ struct session {
 
 static struct {
 	const char *port, *listen_path;
+	const char *sys_root, *dev_root; /* /sys and /dev; tests move them */
 	char identity[PROTO_MAX_IDENTITY + 1];
 	bool allow_poweroff;
 	int listen_fd, chan_fd, sig_fd;
@@ -71,7 +72,13 @@ static struct {
 	struct session *sessions;
 	unsigned nsessions;
 	bool quit;
-} agent = { .listen_fd = -1, .chan_fd = -1, .sig_fd = -1 };
+} agent = {
+	.listen_fd = -1,
+	.chan_fd = -1,
+	.sig_fd = -1,
+	.sys_root = "/sys",
+	.dev_root = "/dev",
+};
 
 /* ---- sessions ---- */
 
@@ -193,48 +200,60 @@ static void closedirp(DIR **d)
 		closedir(*d);
 }
 
+static int read_line(const char *path, char *buf, size_t size)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+
+	if (!f || !fgets(buf, (int)size, f))
+		return -ENOENT;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* The port's device node, made from the sysfs dev numbers if missing. */
+static int port_node(const char *port, char *path, size_t size)
+{
+	char file[512], dev[32];
+	unsigned maj, min;
+	struct stat st;
+
+	snprintf(path, size, "%s/%s", agent.dev_root, port);
+	if (stat(path, &st) == 0)
+		return S_ISCHR(st.st_mode) ? 0 : -ENOTTY;
+	snprintf(file, sizeof(file), "%s/class/virtio-ports/%s/dev",
+		 agent.sys_root, port);
+	if (read_line(file, dev, sizeof(dev)) < 0 ||
+	    sscanf(dev, "%u:%u", &maj, &min) != 2)
+		return -ENODEV;
+	if (mknod(path, S_IFCHR | 0600, makedev(maj, min)) < 0)
+		return -errno;
+	log_info("created %s (%u:%u) for %s", path, maj, min, PORT_NAME);
+	return 0;
+}
+
 /* busybox mdev may not create /dev/virtio-ports/NAME: search sysfs. */
 static int port_find(char *path, size_t size)
 {
 	_cleanup_(closedirp) DIR *d = NULL;
 	struct dirent *de;
+	char dir[512];
 
-	if (access("/dev/virtio-ports/" PORT_NAME, F_OK) == 0) {
-		snprintf(path, size, "/dev/virtio-ports/%s", PORT_NAME);
+	snprintf(path, size, "%s/virtio-ports/%s", agent.dev_root, PORT_NAME);
+	if (access(path, F_OK) == 0)
 		return 0;
-	}
-	d = opendir("/sys/class/virtio-ports");
+	snprintf(dir, sizeof(dir), "%s/class/virtio-ports", agent.sys_root);
+	d = opendir(dir);
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		char file[512], name[128] = "", dev[32] = "";
-		unsigned maj, min;
-		_cleanup_fclose_ FILE *f = NULL;
-		_cleanup_fclose_ FILE *g = NULL;
+		char file[1024], name[128];
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(file, sizeof(file), "/sys/class/virtio-ports/%s/name",
-			 de->d_name);
-		f = fopen(file, "re");
-		if (!f || !fgets(name, sizeof(name), f))
-			continue;
-		name[strcspn(name, "\n")] = '\0';
-		if (strcmp(name, PORT_NAME) != 0)
-			continue;
-		snprintf(path, size, "/dev/%s", de->d_name);
-		if (access(path, F_OK) == 0)
-			return 0;
-		/* No device node: make one from the sysfs dev numbers. */
-		snprintf(file, sizeof(file), "/sys/class/virtio-ports/%s/dev",
-			 de->d_name);
-		g = fopen(file, "re");
-		if (!g || !fgets(dev, sizeof(dev), g) ||
-		    sscanf(dev, "%u:%u", &maj, &min) != 2)
-			return -ENODEV;
-		if (mknod(path, S_IFCHR | 0600, makedev(maj, min)) < 0)
-			return -errno;
-		return 0;
+		snprintf(file, sizeof(file), "%s/%s/name", dir, de->d_name);
+		if (read_line(file, name, sizeof(name)) == 0 &&
+		    strcmp(name, PORT_NAME) == 0)
+			return port_node(de->d_name, path, size);
 	}
 	return -ENOENT;
 }
@@ -874,6 +893,8 @@ static void usage(FILE *f)
 		"                   virtio port " PORT_NAME
 		", found in sysfs)\n"
 		"  --listen PATH    listen on a unix socket instead (tests)\n"
+		"  --sysfs DIR      where sysfs is (default /sys; tests)\n"
+		"  --devdir DIR     where device nodes are (default /dev; tests)\n"
 		"  --identity NAME  name to tell the host (default: hostname)\n"
 		"  --allow-poweroff power off on SHUTDOWN with power-off\n"
 		"  --log-file PATH  also log to PATH\n"
@@ -886,6 +907,8 @@ static int parse_args(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "port", required_argument, NULL, 'p' },
 		{ "listen", required_argument, NULL, 'l' },
+		{ "sysfs", required_argument, NULL, 'S' },
+		{ "devdir", required_argument, NULL, 'V' },
 		{ "identity", required_argument, NULL, 'i' },
 		{ "allow-poweroff", no_argument, NULL, 'P' },
 		{ "log-file", required_argument, NULL, 'L' },
@@ -906,6 +929,12 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'l':
 			agent.listen_path = optarg;
+			break;
+		case 'S':
+			agent.sys_root = optarg;
+			break;
+		case 'V':
+			agent.dev_root = optarg;
 			break;
 		case 'i':
 			snprintf(agent.identity, sizeof(agent.identity), "%s",

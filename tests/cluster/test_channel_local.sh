@@ -103,6 +103,28 @@ as() {
 		"$exec_bin" --socket "$sock" --timeout 20 "$@")
 }
 
+# Finding the port without mdev's symlink: through sysfs, making the node
+# (here a fake sysfs naming /dev/null's numbers; reading it is EOF, which
+# is how an unconnected virtio port reads).
+mkdir -p "$work/sys/class/virtio-ports/vport9p1" "$work/dev"
+echo org.slurm-vm.agent.0 >"$work/sys/class/virtio-ports/vport9p1/name"
+echo "1:3" >"$work/sys/class/virtio-ports/vport9p1/dev"
+mkdir -p "$work/sys/class/virtio-ports/vport9p2"
+echo org.qemu.guest_agent.0 >"$work/sys/class/virtio-ports/vport9p2/name"
+"$agent_bin" --sysfs "$work/sys" --devdir "$work/dev" --debug \
+	>"$work/port.log" 2>&1 &
+port_agent=$!
+for _ in $(seq 30); do
+	grep -q "opened $work/dev/vport9p1" "$work/port.log" && break
+	sleep 0.1
+done
+kill "$port_agent"
+wait "$port_agent" 2>/dev/null
+[ "$(stat -c '%F %t:%T' "$work/dev/vport9p1" 2>/dev/null)" = "character special file 1:3" ] &&
+	grep -q "opened $work/dev/vport9p1" "$work/port.log" &&
+	pass "agent finds its virtio port through sysfs" ||
+	fail "port discovery: $(cat "$work/port.log")"
+
 start_agent || { echo "FAIL: agent did not start"; cat "$work/agent.log"; exit 1; }
 
 # The relay detaches like it must under the prolog: the caller's pipe sees
