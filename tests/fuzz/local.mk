@@ -96,5 +96,10 @@ tests_fuzz_fuzz_proto_winsize_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_KIND=PROTO_WINSIZ
 tests_fuzz_fuzz_proto_winsize_CFLAGS = $(PROTO_FUZZ_CF)
 tests_fuzz_fuzz_proto_winsize_LDFLAGS = $(PROTO_FUZZ_LF)
 tests_fuzz_fuzz_proto_winsize_LDADD = $(PROTO_FUZZ_LIBS)
+# The disk image header parser (common/qcow2.c: no other dependency).
+noinst_PROGRAMS += tests/fuzz/fuzz_image_header
+tests_fuzz_fuzz_image_header_SOURCES = tests/fuzz/fuzz_image_header.c common/qcow2.c common/qcow2.h
+tests_fuzz_fuzz_image_header_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_image_header_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 endif
 EXTRA_DIST += tests/fuzz/run.sh tests/fuzz/corpus

@@ -11,8 +11,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${2:-${FUZZ_BUILD:-$here/../../build-fuzz}}
 fuzzdir=$build/tests/fuzz
 artifacts=$here/artifacts
-targets="frame hello ready exec data eof credit signal exit error ping shutdown
-	winsize"
+targets="fuzz_proto_frame fuzz_proto_hello fuzz_proto_ready fuzz_proto_exec
+	fuzz_proto_data fuzz_proto_eof fuzz_proto_credit fuzz_proto_signal
+	fuzz_proto_exit fuzz_proto_error fuzz_proto_ping fuzz_proto_shutdown
+	fuzz_proto_winsize fuzz_image_header"
 
 if [ ! -x "$fuzzdir/fuzz_proto_frame" ]; then
 	echo "fuzz: no targets in $fuzzdir (configure with --enable-fuzzing, CC=clang)" >&2
@@ -23,16 +25,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=""
 for t in $targets; do
-	bin=$fuzzdir/fuzz_proto_$t
+	bin=$fuzzdir/$t
 	# Work on a copy: new inputs found now do not pile up in git.
 	mkdir -p "$work/$t"
-	cp "$here/corpus/fuzz_proto_$t/"* "$work/$t/" 2>/dev/null
-	echo "fuzz: fuzz_proto_$t for ${secs}s"
+	cp "$here/corpus/$t/"* "$work/$t/" 2>/dev/null
+	echo "fuzz: $t for ${secs}s"
 	if ! "$bin" -max_total_time="$secs" -max_len=140000 -rss_limit_mb=1024 \
 		-timeout=10 -print_final_stats=0 \
-		-artifact_prefix="$artifacts/fuzz_proto_$t-" "$work/$t" \
+		-artifact_prefix="$artifacts/$t-" "$work/$t" \
 		>"$work/$t.log" 2>&1; then
-		echo "fuzz: fuzz_proto_$t FAILED" >&2
+		echo "fuzz: $t FAILED" >&2
 		tail -n 40 "$work/$t.log" >&2
 		failed="$failed $t"
 	else
