@@ -1,2 +1,3 @@
 # spank_vm(8) and vm.conf(5)
-dist_man_MANS += doc/spank_vm.8 doc/vm.conf.5
+dist_man_MANS += doc/spank_vm.8 doc/vm.conf.5 doc/slurm-vm-prolog.8 \
+	doc/slurm-vm-epilog.8
