@@ -975,6 +975,8 @@ int main(int argc, char **argv)
 	int r;
 
 	log_open("slurm-vm-agent");
+	if (stdio_ensure_open() < 0)
+		return 2;
 	if (parse_args(argc, argv) < 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);

@@ -583,6 +583,8 @@ int main(int argc, char **argv)
 				     .max_version = PROTO_VERSION_MAX };
 
 	log_open("slurm-vm-exec");
+	if (stdio_ensure_open() < 0)
+		return 2;
 	if (parse_args(argc, argv) < 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);

@@ -142,3 +142,22 @@ int write_all(int fd, const void *buf, size_t len)
 	}
 	return 0;
 }
+
+int stdio_ensure_open(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		int n;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (n < 0)
+			return -errno;
+		if (n != fd) {
+			/* A lower fd was closed too: it gets its own. */
+			close(n);
+			return -EBADF;
+		}
+	}
+	return 0;
+}

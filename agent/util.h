@@ -21,3 +21,6 @@ int signalfd_open(const int *sigs, size_t n);
 uint64_t random_u64(void);
 /* Writes all of @len bytes to a blocking or non-blocking fd. */
 int write_all(int fd, const void *buf, size_t len);
+/* Opens /dev/null on whichever of fds 0, 1, 2 is closed, so that no socket
+ * we open later lands there and gets mistaken for stdio. */
+int stdio_ensure_open(void);

@@ -174,6 +174,9 @@ rc=$?
 out=$(echo hello | FOO=bar as svmtest -- sh -c 'cat; echo "$FOO"')
 [ "$out" = "hello
 bar" ] && pass "stdin and environment" || fail "stdin/env: '$out'"
+as svmtest -- sh -c 'echo to-nowhere; exit 5' <&- >&- 2>&-
+rc=$?
+[ $rc -eq 5 ] && pass "closed stdio on the host" || fail "closed stdio: $rc"
 out=$(as svmtest -- no-such-command 2>&1)
 rc=$?
 [ $rc -eq 127 ] && echo "$out" | grep -q "No such file" &&
