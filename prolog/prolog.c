@@ -163,14 +163,21 @@ static enum prolog_result prolog_run(struct prolog *p)
 		 getenv("SPANK_VM_CPUS") ?: "", getenv("SPANK_VM_MEM") ?: "",
 		 getenv("SPANK_VM_HUGEPAGES") ?: "",
 		 getenv("SPANK_VM_KEEP") ?: "");
+	/* The state directory first: whatever is wrong with the rest of the
+	 * request, the job's steps must find the reason and fail. */
+	if (request_job_from_env(&p->req.job_id, &p->req.restart_count) < 0)
+		return PROLOG_NODE_FAULT;
+	res = prolog_statedir(p);
+	if (res != PROLOG_OK)
+		return res;
 	if (request_from_env(&p->req) < 0) {
-		log_error("job %s: refused: the VM request is invalid",
-			  getenv("SLURM_JOB_ID") ?: "?");
+		log_error("job %u: refused: the VM request is invalid",
+			  p->req.job_id);
+		prolog_record_reason(p, "job %u: the VM request is invalid: %s",
+				     p->req.job_id, log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
-	res = prolog_statedir(p);
-	if (res == PROLOG_OK)
-		res = prolog_check_image(p);
+	res = prolog_check_image(p);
 	if (res == PROLOG_OK)
 		res = prolog_resolve_alloc(p);
 	if (res == PROLOG_OK)

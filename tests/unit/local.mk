@@ -22,3 +22,10 @@ TESTS += tests/unit/test_journal
 include $(srcdir)/tests/unit/proto.mk
 include $(srcdir)/tests/unit/placement.mk
 endif
+
+# Test helper for the cluster tests: a libslurm job submission that
+# bypasses spank_vm (hostile SPANK_* values).
+check_PROGRAMS += tests/cluster/svm-submit-raw
+tests_cluster_svm_submit_raw_SOURCES = tests/cluster/submit-raw.c
+tests_cluster_svm_submit_raw_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
+tests_cluster_svm_submit_raw_LDADD = $(SLURM_LIBS)
