@@ -10,7 +10,10 @@
 #   rootfs.qcow2 ext4 (mke2fs -d, no loop mount): busybox init, prints
 #                SLURM-VM-GUEST-READY on ttyS0 when up, respawns
 #                /usr/sbin/slurm-vm-agent when the image has one, powers off
-#                on the ACPI power button (virsh shutdown)
+#                on the ACPI power button (virsh shutdown); also has
+#                Debian's qemu-guest-agent (/usr/sbin/qemu-ga, with the
+#                shared libraries it needs and the dynamic loader), started
+#                when the domain has an org.qemu.guest_agent.0 port
 #   cmdline      the kernel command line to boot it with
 #   vmlinux      the same kernel as an uncompressed ELF: qemu boots it through
 #                the PVH entry point, ~5 s faster under TCG; use it as <kernel>
@@ -31,7 +34,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,20s/^# \{0,1\}//p' "$0"
+	sed -n '2,23s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 
@@ -89,6 +92,37 @@ if [ -z "$kver_pkg" ] || [ -z "$bb_ver" ]; then
 fi
 kver=${kpkg#linux-image-}
 
+# qemu-guest-agent and the library packages it depends on, recursively
+# (following only lib* packages: libc6, libglib2.0-0, ...). Which of their
+# shared objects the guest gets is decided after extraction (ld.so --list).
+qga_pkgs=
+qga_closure() {
+	local queue=qemu-guest-agent p d
+	while [ -n "$queue" ]; do
+		p=${queue%% *}
+		queue=${queue#"$p"}
+		queue=${queue# }
+		case " $qga_pkgs " in *" $p "*) continue ;; esac
+		qga_pkgs="$qga_pkgs $p"
+		for d in $(apt-cache depends --no-recommends --no-suggests \
+			--no-conflicts --no-breaks --no-replaces --no-enhances "$p" |
+			sed -n 's/^ *|\{0,1\}\(Pre\)\{0,1\}Depends: \([^< ]*\).*/\2/p' |
+			sed 's/:any$//'); do
+			case "$d" in lib*) queue="$queue $d" ;; esac
+		done
+		queue=${queue# }
+	done
+	qga_pkgs=${qga_pkgs# }
+}
+qga_closure
+qga_versions=
+for p in $qga_pkgs; do
+	v=$(pkg_field "$p" Version)
+	[ -n "$v" ] || die "apt-cache does not know $p: run apt-get update"
+	qga_versions="$qga_versions $p=$v"
+done
+qga_versions=${qga_versions# }
+
 agent_sum=none
 [ -n "$agent" ] && agent_sum=$(sha256sum <"$agent" | cut -d' ' -f1)
 inputs_sum=$(
@@ -97,6 +131,7 @@ inputs_sum=$(
 		(cd "$here/files" && find . -type f | LC_ALL=C sort |
 			xargs sha256sum)
 		echo "$kpkg=$kver_pkg busybox-static=$bb_ver agent=$agent_sum"
+		echo "$qga_versions"
 	} | sha256sum | cut -d' ' -f1
 )
 
@@ -124,7 +159,8 @@ deb_of() { # package version
 	local v=${2//:/%3a}
 	echo "$out/debs/${1}_${v}_amd64.deb"
 }
-for p in "$kpkg=$kver_pkg" "busybox-static=$bb_ver"; do
+# shellcheck disable=SC2086 # qga_versions: one word per package
+for p in "$kpkg=$kver_pkg" "busybox-static=$bb_ver" $qga_versions; do
 	name=${p%%=*}
 	ver=${p#*=}
 	deb=$(deb_of "$name" "$ver")
@@ -242,8 +278,43 @@ if [ -n "$agent" ]; then
 	install -m 755 "$agent" "$r/usr/sbin/slurm-vm-agent"
 fi
 
+# qemu-guest-agent (the peer the channel benchmark compares against): the
+# binary, the shared objects the extracted loader resolves for it against the
+# extracted packages (what ldd would say), and the loader itself.
+install -m 755 "$here/files/qemu-ga" "$r/etc/init.d/qemu-ga"
+q=$tmp/qga
+mkdir -p "$q"
+for p in $qga_versions; do
+	dpkg-deb -x "$(deb_of "${p%%=*}" "${p#*=}")" "$q"
+done
+qga_ld=$q/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
+[ -x "$q/usr/sbin/qemu-ga" ] || die "qemu-guest-agent has no usr/sbin/qemu-ga"
+[ -f "$qga_ld" ] || die "libc6 has no lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+qga_libs=$("$qga_ld" --library-path \
+	"$q/lib/x86_64-linux-gnu:$q/usr/lib/x86_64-linux-gnu" \
+	--list "$q/usr/sbin/qemu-ga") ||
+	die "the extracted loader cannot resolve qemu-ga's libraries: $qga_libs"
+if printf '%s\n' "$qga_libs" | grep -q 'not found'; then
+	die "qemu-ga needs libraries none of $qga_pkgs has:" \
+		"$(printf '%s\n' "$qga_libs" | grep 'not found' | tr -s ' \t\n' ' ')"
+fi
+mkdir -p "$r/lib/x86_64-linux-gnu" "$r/lib64" "$r/var"
+install -m 755 "$q/usr/sbin/qemu-ga" "$r/usr/sbin/qemu-ga"
+install -m 755 "$qga_ld" "$r/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$r/lib64/ld-linux-x86-64.so.2"
+# "\tlibglib-2.0.so.0 => /tmp/.../libglib-2.0.so.0.7400.6 (0x...)"
+printf '%s\n' "$qga_libs" | sed -n 's/^[[:space:]]*\([^ ]*\) => \(\/[^ ]*\) (.*/\1 \2/p' |
+	while read -r soname path; do
+		case "$soname" in */* | ld-linux*) continue ;; esac
+		install -m 644 "$path" "$r/lib/x86_64-linux-gnu/$soname"
+	done
+[ -f "$r/lib/x86_64-linux-gnu/libc.so.6" ] ||
+	install -m 644 "$q/lib/x86_64-linux-gnu/libc.so.6" "$r/lib/x86_64-linux-gnu/libc.so.6"
+# qemu-ga's default pid file and state directory are under /var/run.
+[ -e "$r/var/run" ] || ln -s ../run "$r/var/run"
+
 mke2fs -q -t ext4 -L svm-root -O ^has_journal -d "$r" -F \
-	"$tmp/rootfs.img" 64M >&2
+	"$tmp/rootfs.img" 96M >&2
 qemu-img convert -f raw -O qcow2 "$tmp/rootfs.img" "$tmp/rootfs.qcow2"
 
 # Kernel command line the test domains use; svm.hostname= is appended.
@@ -256,5 +327,6 @@ for f in vmlinuz vmlinux initrd.img rootfs.qcow2 cmdline; do
 done
 echo "$inputs_sum" >"$out/stamp"
 echo "guest/build.sh: built from $kpkg $kver_pkg, busybox-static $bb_ver" \
-	"($(wc -l <"$tmp/initrd/modules.list") modules)" >&2
+	"($(wc -l <"$tmp/initrd/modules.list") modules)," \
+	"qemu-guest-agent $(pkg_field qemu-guest-agent Version)" >&2
 print_paths
