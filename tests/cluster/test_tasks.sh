@@ -71,5 +71,27 @@ scancel "$s"
 harness_wait 30 "the step to end" bash -c "! kill -0 $srun_pid 2>/dev/null" &&
 	ok "scancel ended the step in $(($(date +%s) - t0))s" || fail "scancel: step still runs"
 
+# scontrol suspend stops the guest process, resume continues it.
+harness_as_user "$user" srun --jobid="$job" --overlap -O --chdir=/tmp -n1 -o "$work/count.out" \
+	sh -c 'i=0; while :; do i=$((i + 1)); echo $i; sleep 0.5; done' &
+count_pid=$!
+harness_wait 60 "the counter to start" bash -c "[ -s '$work/count.out' ]" || true
+sleep 2
+scontrol suspend "$job"
+sleep 2
+a=$(wc -l <"$work/count.out")
+sleep 4
+b=$(wc -l <"$work/count.out")
+scontrol resume "$job"
+sleep 4
+c=$(wc -l <"$work/count.out")
+# A running counter writes 8 lines in 4 s; one may still be in flight.
+if [ $((b - a)) -le 1 ] && [ "$c" -gt $((b + 2)) ]; then
+	ok "scontrol suspend stopped the guest process ($a lines, still $b), resume continued it ($c)"
+else
+	fail "suspend/resume: lines $a -> $b while suspended, $c after resume"
+fi
+kill "$count_pid" 2>/dev/null || true
+
 scancel "$job"
 [ "$failures" = 0 ]
