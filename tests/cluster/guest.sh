@@ -6,6 +6,34 @@
 #   guest_add_to_catalog NAME [Key=Value...]   extra catalog keys, e.g. a
 #                                              broken Cmdline= for fault tests
 #   guest_exec USER JOBID -- CMD...            runs CMD in the job's guest
+#   guest_cluster_start BOOT-TIMEOUT [Key=Value...]
+#                       the test users, a cluster with libvirtd, the vm.conf
+#                       settings given, and the guest as image "testguest"
+#   guest_node_up       ok/fail: the node is still in service
+
+guest_cluster_start() {
+	local kv
+	harness_ensure_test_users
+	HARNESS_LIBVIRT=1 harness_start
+	harness_vmconf_set BootTimeout "$1"
+	shift
+	for kv in "$@"; do
+		harness_vmconf_set "${kv%%=*}" "${kv#*=}"
+	done
+	guest_add_to_catalog testguest
+}
+
+guest_node_up() {
+	local s
+	s=$(sinfo -h -N -o %t | head -1)
+	case "$s" in
+	idle | mix | alloc) ok "node $s" ;;
+	*)
+		fail "node $s"
+		sinfo -N -R
+		;;
+	esac
+}
 
 # Builds the guest (cached) with this build's agent (booted from the
 # uncompressed vmlinux: under TCG that halves the boot), copies its disk into

@@ -11,10 +11,7 @@ set -euo pipefail
 
 user=svmtest
 
-harness_ensure_test_users
-HARNESS_LIBVIRT=1 harness_start
-harness_vmconf_set BootTimeout 120
-guest_add_to_catalog testguest
+guest_cluster_start 120
 work=$HARNESS_WORK/$user
 
 job=$(harness_as_user "$user" sbatch --parsable -c2 --mem=1G \

@@ -5,6 +5,7 @@
 # and the node stays up.
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
+. "$(dirname "$0")/guest.sh"
 
 user=svmtest
 raw=$BUILD_DIR/tests/cluster/svm-submit-raw
@@ -65,7 +66,6 @@ if grep -q '^FAKE LOG LINE' "$HARNESS_VM_LOG"; then
 else
 	ok "no forged log line"
 fi
-s=$(sinfo -h -N -o %t | head -1)
-case "$s" in idle | mix | alloc) ok "node $s" ;; *) fail "node $s" ;; esac
+guest_node_up
 
 [ "$failures" = 0 ]

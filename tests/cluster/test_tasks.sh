@@ -10,10 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/guest.sh"
 
 user=svmtest
-harness_ensure_test_users
-HARNESS_LIBVIRT=1 harness_start
-harness_vmconf_set BootTimeout 240
-guest_add_to_catalog testguest
+guest_cluster_start 240
 work=$HARNESS_WORK/$user
 guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
 

@@ -8,11 +8,7 @@ set -euo pipefail
 . "$(dirname "$0")/guest.sh"
 
 user=svmtest
-harness_ensure_test_users
-HARNESS_LIBVIRT=1 harness_start
-harness_vmconf_set BootTimeout 240
-harness_vmconf_set ShutdownTimeout 5
-guest_add_to_catalog testguest
+guest_cluster_start 240 ShutdownTimeout=5
 
 submit() {
 	harness_as_user "$user" sbatch --parsable -c1 --mem=768M \
@@ -60,7 +56,6 @@ for j in "$a" "$b" "$c"; do
 	pgrep -f "slurm-vm-relay.*job-$j\\.0/" >/dev/null && fail "job $j left its relay"
 done
 ok "jobs $a $b $c: nothing left"
-s=$(sinfo -h -N -o %t | head -1)
-case "$s" in idle | mix | alloc) ok "node $s" ;; *) fail "node $s" ;; esac
+guest_node_up
 
 [ "$failures" = 0 ]

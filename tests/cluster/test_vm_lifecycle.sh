@@ -12,11 +12,7 @@ set -euo pipefail
 
 user=svmtest
 
-harness_ensure_test_users
-HARNESS_LIBVIRT=1 harness_start
-harness_vmconf_set BootTimeout 60
-harness_vmconf_set ShutdownTimeout 5
-guest_add_to_catalog testguest
+guest_cluster_start 60 ShutdownTimeout=5
 guest_add_to_catalog deadguest "Cmdline=console=ttyS0 root=/dev/nonexistent rootwait"
 
 submit() { harness_as_user "$user" sbatch --parsable -c2 --mem=1G "$@"; }
@@ -27,14 +23,6 @@ job_state() { squeue -h -j "$1" -t all -o %T; }
 wait_end() {
 	harness_wait "${2:-120}" "job $1 to end" bash -c \
 		"squeue -h -j $1 -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL'"
-}
-node_up() {
-	local s
-	s=$(sinfo -h -N -o %t | head -1)
-	case "$s" in idle | mix | alloc) return 0 ;; esac
-	fail "node state $s after job $1"
-	sinfo -N -R
-	return 1
 }
 
 # nothing_left JOB: no domain, overlay, relay or state of the job remains.
@@ -102,7 +90,7 @@ wait_end "$a" || fail "job $a did not end"
 harness_wait 30 "job $a's cleanup" bash -c "! virsh -q list --name | grep -qx $dom" || true
 sleep 1
 nothing_left "$a"
-node_up "$a"
+guest_node_up
 
 # --- a guest that never becomes ready: the job fails, the node stays up
 harness_vmconf_set BootTimeout 20
@@ -115,7 +103,7 @@ else
 	grep "job $b:" "$HARNESS_VM_LOG" | tail -5
 fi
 nothing_left "$b"
-node_up "$b"
+guest_node_up
 harness_vmconf_set BootTimeout 60
 
 # --- qemu killed mid-job: the epilog cleans up what is left
@@ -127,7 +115,7 @@ scancel "$c"
 wait_end "$c" || fail "job $c did not end"
 sleep 2
 nothing_left "$c"
-node_up "$c"
+guest_node_up
 
 # --- the epilog again, by hand, for a job long gone: nothing to do, exit 0
 rc=0
