@@ -8,3 +8,4 @@
  */
 int cmd_gres(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_check_config(int argc, char **argv);

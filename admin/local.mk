@@ -5,7 +5,8 @@ admin_slurm_vm_SOURCES = \
 	admin/slurm-vm.c admin/commands.h \
 	admin/common_opts.c admin/common_opts.h \
 	admin/cmd_gres.c \
-	admin/cmd_plan.c
+	admin/cmd_plan.c \
+	admin/cmd_check_config.c
 admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS)
 admin_slurm_vm_LDADD = common/libslurmvm.la
 

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * slurm-vm check-config: reads slurm.conf, gres.conf, plugstack.conf and
+ * vm.conf as this node's daemons will, and reports every setting that breaks
+ * what slurm-vm needs, with the fix. Exit 0: nothing to fix; 1: problems.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "commands.h"
+#include "log.h"
+#include "strutil.h"
+#include "vmconf.h"
+
+/* Margin for everything but the boot: plan, overlay, define, relay. */
+#define PROLOG_MARGIN_S 60
+#define SLURM_KEYS_MAX	256
+
+struct slurm_conf {
+	char *keys[SLURM_KEYS_MAX];
+	char *values[SLURM_KEYS_MAX];
+	size_t n;
+};
+
+struct checker {
+	unsigned problems;
+	const char *slurm_conf_path;
+};
+
+static void check_ok(const char *fmt, ...) _printf_(1, 2);
+static void check_ok(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("ok:      ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void check_problem(struct checker *c, const char *fix, const char *fmt,
+			  ...) _printf_(3, 4);
+static void check_problem(struct checker *c, const char *fix, const char *fmt,
+			  ...)
+{
+	va_list ap;
+
+	printf("problem: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n         fix: %s\n", fix);
+	c->problems++;
+}
+
+/* Only what slurm-vm needs: global Key=Value words, last one wins. */
+static int slurm_conf_read(const char *path, struct slurm_conf *sc)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[8192];
+
+	if (!f)
+		return log_errno(errno, "cannot read %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		for (char *w = strtok_r(line, " \t\n", &save); w;
+		     w = strtok_r(NULL, " \t\n", &save)) {
+			char *eq = strchr(w, '=');
+			if (!eq)
+				continue;
+			*eq = '\0';
+			/* Node and partition lines are not global settings. */
+			if (!strcasecmp(w, "NodeName") ||
+			    !strcasecmp(w, "PartitionName") ||
+			    !strcasecmp(w, "NodeSet") || !strcasecmp(w, "DownNodes"))
+				break;
+			if (sc->n == SLURM_KEYS_MAX)
+				break;
+			sc->keys[sc->n] = strdup(w);
+			sc->values[sc->n++] = strdup(eq + 1);
+		}
+	}
+	return 0;
+}
+
+static const char *slurm_conf_get(const struct slurm_conf *sc, const char *key)
+{
+	for (size_t i = sc->n; i-- > 0;)
+		if (sc->keys[i] && strcasecmp(sc->keys[i], key) == 0)
+			return sc->values[i];
+	return NULL;
+}
+
+static void slurm_conf_free(struct slurm_conf *sc)
+{
+	for (size_t i = 0; i < sc->n; i++) {
+		free(sc->keys[i]);
+		free(sc->values[i]);
+	}
+}
+
+/* Is @item one of the comma-separated words of @list (case-insensitive)? */
+static bool list_has(const char *list, const char *item)
+{
+	_cleanup_strv_free_ char **v = NULL;
+
+	if (!list || strv_split(list, ',', &v) < 0)
+		return false;
+	for (char **p = v; *p; p++)
+		if (strcasecmp(*p, item) == 0)
+			return true;
+	return false;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t ls = s ? strlen(s) : 0, lx = strlen(suffix);
+
+	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+static void check_scripts(struct checker *c, const struct slurm_conf *sc)
+{
+	const char *prolog = slurm_conf_get(sc, "Prolog");
+	const char *epilog = slurm_conf_get(sc, "Epilog");
+	const char *flags = slurm_conf_get(sc, "PrologFlags");
+
+	if (ends_with(prolog, "/slurm-vm-prolog"))
+		check_ok("Prolog=%s", prolog);
+	else
+		check_problem(c, "Prolog=/usr/sbin/slurm-vm-prolog (or a script that runs it)",
+			      "Prolog is %s, not slurm-vm-prolog: no guest is ever booted",
+			      prolog ? prolog : "not set");
+	if (ends_with(epilog, "/slurm-vm-epilog"))
+		check_ok("Epilog=%s", epilog);
+	else
+		check_problem(c, "Epilog=/usr/sbin/slurm-vm-epilog",
+			      "Epilog is %s, not slurm-vm-epilog: guests and devices of ended jobs are never returned",
+			      epilog ? epilog : "not set");
+	if (list_has(flags, "Alloc"))
+		check_ok("PrologFlags=%s includes Alloc", flags);
+	else
+		check_problem(c, "PrologFlags=Alloc (keep any other flags)",
+			      "PrologFlags=%s lacks Alloc: the batch script would start before the guests are ready",
+			      flags ? flags : "");
+}
+
+static void check_timeouts(struct checker *c, const struct slurm_conf *sc,
+			   const struct vmconf *vc)
+{
+	const char *t = slurm_conf_get(sc, "PrologEpilogTimeout");
+	unsigned need = vc->boot_timeout + vc->shutdown_timeout +
+			PROLOG_MARGIN_S;
+	unsigned have = 0;
+	char fix[128];
+
+	/* Unset, or 65534, is Slurm's "no limit". */
+	if (!t || (str_to_uint(t, &have) == 0 && have >= 65534)) {
+		check_ok("PrologEpilogTimeout unlimited; BootTimeout=%us still bounds a boot",
+			 vc->boot_timeout);
+		return;
+	}
+	snprintf(fix, sizeof(fix),
+		 "PrologEpilogTimeout=%u or more, or a smaller BootTimeout in vm.conf",
+		 need);
+	if (str_to_uint(t, &have) < 0 || have < need)
+		check_problem(c, fix,
+			      "PrologEpilogTimeout=%s is less than BootTimeout (%u) + ShutdownTimeout (%u) + %us: a slow boot would drain the node and requeue the job",
+			      t, vc->boot_timeout, vc->shutdown_timeout,
+			      PROLOG_MARGIN_S);
+	else
+		check_ok("PrologEpilogTimeout=%u covers BootTimeout=%u + ShutdownTimeout=%u",
+			 have, vc->boot_timeout, vc->shutdown_timeout);
+}
+
+static void check_scheduling(struct checker *c, const struct slurm_conf *sc)
+{
+	const char *sel = slurm_conf_get(sc, "SelectTypeParameters");
+	const char *gres = slurm_conf_get(sc, "GresTypes");
+	const char *cli = slurm_conf_get(sc, "CliFilterPlugins");
+	_cleanup_free_ char *lua = slurm_conf_sibling("cli_filter.lua");
+	struct stat st;
+
+	if (sel && (strncasecmp(sel, "CR_Core", 7) == 0 ||
+		    strncasecmp(sel, "CR_Socket", 9) == 0))
+		check_ok("SelectTypeParameters=%s gives whole cores", sel);
+	else
+		check_problem(c, "SelectTypeParameters=CR_Core_Memory",
+			      "SelectTypeParameters=%s: a VM needs whole cores, or SMT siblings end up in two jobs",
+			      sel ? sel : "not set");
+	if (list_has(gres, "gpu") && list_has(gres, "ibvf"))
+		check_ok("GresTypes=%s", gres);
+	else
+		check_problem(c, "GresTypes=gpu,ibvf (with gres.conf from `slurm-vm gres`)",
+			      "GresTypes=%s lacks gpu or ibvf: those devices cannot be allocated",
+			      gres ? gres : "");
+	if (list_has(cli, "cli_filter/lua") && lua && stat(lua, &st) == 0)
+		check_ok("CliFilterPlugins=%s with %s", cli, lua);
+	else
+		check_problem(c, "CliFilterPlugins=cli_filter/lua and etc/cli_filter.lua installed beside slurm.conf",
+			      "no cli_filter/lua with slurm-vm's cli_filter.lua: VM jobs do not get --gres-flags=enforce-binding and impossible --vm-cpus/--vm-mem are not refused at submit");
+}
+
+static void check_plugstack(struct checker *c, const struct slurm_conf *sc)
+{
+	const char *ps = slurm_conf_get(sc, "PlugStackConfig");
+	_cleanup_free_ char *def = slurm_conf_sibling("plugstack.conf");
+	_cleanup_fclose_ FILE *f = NULL;
+	char line[4096];
+	bool found = false;
+
+	f = fopen(ps ? ps : def, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = line;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (*p != '#' && strstr(p, "spank_vm.so"))
+			found = true;
+	}
+	if (found)
+		check_ok("%s loads spank_vm.so", ps ? ps : def);
+	else
+		check_problem(c, "a line `required /usr/lib/slurm-vm/spank_vm.so` in plugstack.conf",
+			      "%s does not load spank_vm.so: --vm-image does not exist for users",
+			      ps ? ps : def);
+}
+
+static void check_gres_files(struct checker *c)
+{
+	_cleanup_free_ char *path = slurm_conf_sibling("gres.conf");
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[4096];
+	unsigned bad = 0, n = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *file = strstr(line, "File=");
+		char *hash = strchr(line, '#');
+		struct stat st;
+		_cleanup_strv_free_ char **files = NULL;
+
+		if (!file || (hash && hash < file))
+			continue;
+		file += 5;
+		file[strcspn(file, " \t\n")] = '\0';
+		if (strchr(file, '['))
+			continue; /* ranges: slurmd -G lists them */
+		n++;
+		if (stat(file, &st) < 0 || !S_ISCHR(st.st_mode)) {
+			char fix[512];
+			snprintf(fix, sizeof(fix),
+				 "bind the device to vfio-pci so %s exists before slurmd starts (DeviceBinding=prebound), or regenerate gres.conf with `slurm-vm gres`",
+				 file);
+			check_problem(c, fix,
+				      "gres.conf File=%s is not a character device: slurmd 22.05 refuses to start",
+				      file);
+			bad++;
+		}
+	}
+	if (f && !bad)
+		check_ok("%s: all %u device files exist", path, n);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: slurm-vm check-config [--slurm-conf PATH]\n"
+		     "Checks slurm.conf, gres.conf, plugstack.conf and vm.conf for what slurm-vm needs.\n");
+}
+
+int cmd_check_config(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "slurm-conf", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct checker c = { 0 };
+	struct slurm_conf sc = { 0 };
+	_cleanup_free_ char *vm_path = NULL;
+	struct vmconf vc;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt == 's') {
+			setenv("SLURM_CONF", optarg, 1);
+		} else if (opt == 'h') {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	c.slurm_conf_path = getenv("SLURM_CONF") ?: "/etc/slurm/slurm.conf";
+	if (slurm_conf_read(c.slurm_conf_path, &sc) < 0)
+		return 1;
+	vm_path = vmconf_default_path();
+	if (vmconf_load(&vc, vm_path) < 0)
+		check_problem(&c, "correct the lines named above (see vm.conf(5))",
+			      "%s does not parse", vm_path);
+	else
+		check_ok("%s parses", vm_path);
+	check_scripts(&c, &sc);
+	check_timeouts(&c, &sc, &vc);
+	check_scheduling(&c, &sc);
+	check_plugstack(&c, &sc);
+	check_gres_files(&c);
+	if (c.problems)
+		printf("%u problem%s to fix\n", c.problems,
+		       c.problems == 1 ? "" : "s");
+	else
+		printf("no problems\n");
+	vmconf_free(&vc);
+	slurm_conf_free(&sc);
+	return c.problems ? 1 : 0;
+}

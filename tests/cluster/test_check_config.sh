@@ -1,0 +1,49 @@
+#!/bin/bash
+# slurm-vm check-config: the test cluster's configuration (made from etc/)
+# passes; a copy with each rule broken reports every problem with its fix.
+set -euo pipefail
+. "$(dirname "$0")/harness.sh"
+
+tool=$BUILD_DIR/admin/slurm-vm
+harness_start
+
+rc=0
+out=$("$tool" check-config 2>&1) || rc=$?
+if [ "$rc" = 0 ] && grep -q '^no problems' <<<"$out"; then
+	ok "the test cluster's configuration passes ($(grep -c '^ok:' <<<"$out") checks)"
+else
+	fail "check-config on the test cluster: rc=$rc"
+	echo "$out"
+fi
+
+bad=$HARNESS_DIR/badconf
+mkdir -p "$bad"
+cp "$HARNESS_ETC"/*.conf "$bad/"
+sed -i -e 's/^PrologFlags=.*/PrologFlags=Contain/' \
+	-e 's/^PrologEpilogTimeout=.*/PrologEpilogTimeout=100/' \
+	-e 's/^SelectTypeParameters=.*/SelectTypeParameters=CR_CPU_Memory/' \
+	-e 's/^GresTypes=.*/GresTypes=gpu/' \
+	-e '/^CliFilterPlugins=/d' \
+	-e "s|^PlugStackConfig=.*|PlugStackConfig=$bad/plugstack.conf|" "$bad/slurm.conf"
+echo "# nothing" >"$bad/plugstack.conf"
+echo "BootTimout=300" >>"$bad/vm.conf"
+awk '!done && /^NodeName.*File=/ { sub(/File=[^ ]*/, "File=/nonexistent/vfio/7"); done = 1 } 1' \
+	"$HARNESS_ETC/gres.conf" >"$bad/gres.conf"
+rc=0
+out=$("$tool" check-config --slurm-conf "$bad/slurm.conf" 2>&1) || rc=$?
+[ "$rc" = 1 ] || fail "check-config on a broken configuration exited $rc"
+for want in "lacks Alloc" "is less than BootTimeout" "needs whole cores" \
+	"lacks gpu or ibvf" "no cli_filter/lua" "does not load spank_vm.so" \
+	"did you mean 'BootTimeout'" "vm.conf does not parse" \
+	"File=/nonexistent/vfio/7 is not a character device"; do
+	if grep -qF -- "$want" <<<"$out"; then
+		ok "reported: $want"
+	else
+		fail "not reported: $want"
+	fi
+done
+grep -q '^         fix: ' <<<"$out" && ok "each problem comes with a fix" || fail "no fixes printed"
+grep -q '^[0-9]* problems to fix' <<<"$out" || fail "no problem count"
+echo "$out" | sed 's/^/    /'
+
+[ "$failures" = 0 ]
