@@ -246,7 +246,6 @@ static void check_gres_files(struct checker *c)
 		char *file = strstr(line, "File=");
 		char *hash = strchr(line, '#');
 		struct stat st;
-		_cleanup_strv_free_ char **files = NULL;
 
 		if (!file || (hash && hash < file))
 			continue;
