@@ -111,10 +111,18 @@ int hv_stop(struct hypervisor *hv, const char *name, unsigned timeout_s)
 
 	if (!dom)
 		return hv_no_domain() ? 0 : -EIO;
-	/* A guest that ignores ACPI is destroyed after the timeout. */
+	/* The power button is an edge event: a press before the guest listens
+	 * is lost, so it is pressed again every few seconds. A guest that
+	 * ignores ACPI is destroyed after the timeout. */
 	if (timeout_s && virDomainShutdown(dom) == 0) {
-		while (time(NULL) < deadline && virDomainIsActive(dom) == 1)
+		time_t next_press = time(NULL) + 5;
+		while (time(NULL) < deadline && virDomainIsActive(dom) == 1) {
+			if (time(NULL) >= next_press) {
+				virDomainShutdown(dom);
+				next_press = time(NULL) + 5;
+			}
 			usleep(200 * 1000);
+		}
 	}
 	virDomainFree(dom);
 	return hv_destroy(hv, name);
