@@ -3,6 +3,7 @@
 # Both are PIC so spank_vm.so can take them in. Headers are the contract.
 noinst_LTLIBRARIES += common/libslurmvm-core.la common/libslurmvm.la
 common_libslurmvm_core_la_SOURCES = \
+	common/clock.h \
 	common/macro.h \
 	common/log.c common/log.h \
 	common/strutil.c common/strutil.h

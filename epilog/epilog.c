@@ -14,19 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "journal.h"
 #include "log.h"
 #include "request.h"
 #include "teardown.h"
 #include "vmconf.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int epilog_run(const struct vmconf *conf)
 {
@@ -36,7 +29,7 @@ static int epilog_run(const struct vmconf *conf)
 	char name[64];
 	uint32_t job;
 	unsigned restart;
-	double t0 = now_s();
+	double t0 = clock_now_s();
 	int fd, r;
 
 	if (request_job_from_env(&job, &restart) < 0)
@@ -65,7 +58,7 @@ static int epilog_run(const struct vmconf *conf)
 		log_error("job %u: cannot remove %s/%s", job, conf->state_dir,
 			  name);
 	log_info("job %u: VM job ended: %u steps undone in %.3fs", job,
-		 res.steps, now_s() - t0);
+		 res.steps, clock_now_s() - t0);
 	return res.node_unsafe ? -EBUSY : 0;
 }
 

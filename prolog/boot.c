@@ -12,6 +12,7 @@
 
 #include "domain.h"
 #include "hypervisor.h"
+#include "clock.h"
 #include "journal.h"
 #include "log.h"
 #include "prolog.h"
@@ -20,14 +21,6 @@
 
 #define REASON_FILE  "reason"
 #define CONSOLE_TAIL 2048
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static char *state_file(const struct prolog *p, const char *name)
 {
@@ -208,7 +201,7 @@ static enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 		return PROLOG_JOB_FAULT;
 	}
 	log_info("job %u: guest ready %.1fs after boot", p->req.job_id,
-		 now_s() - t0);
+		 clock_now_s() - t0);
 	return PROLOG_OK;
 }
 
@@ -248,16 +241,16 @@ enum prolog_result prolog_boot(struct prolog *p)
 	enum prolog_result res;
 	double t0, t;
 
-	t = t0 = now_s();
+	t = t0 = clock_now_s();
 	res = boot_overlay(p, &overlay);
-	log_info("job %u: phase overlay %.3fs", p->req.job_id, now_s() - t);
+	log_info("job %u: phase overlay %.3fs", p->req.job_id, clock_now_s() - t);
 	if (res == PROLOG_OK) {
-		t = now_s();
+		t = clock_now_s();
 		res = boot_domain(p, overlay);
 		log_info("job %u: phase define+start %.3fs", p->req.job_id,
-			 now_s() - t);
+			 clock_now_s() - t);
 	}
-	t0 = now_s();
+	t0 = clock_now_s();
 	if (res == PROLOG_OK)
 		res = boot_relay(p);
 	if (res == PROLOG_OK)

@@ -458,6 +458,9 @@ _harness_write_config() {
 		sed -i '/^CliFilterPlugins=/d' "$etc/slurm.conf"
 	fi
 	echo "MailProg=/bin/true" >>"$etc/slurm.conf"
+	# Job ids (and so domain names slurmvm-job-ID.N) that another harness
+	# sharing this libvirtd is unlikely to use at the same time.
+	echo "FirstJobId=$(((RANDOM % 9000 + 1) * 100))" >>"$etc/slurm.conf"
 	# Start batch jobs at once, not on the next 3 s scheduling tick.
 	echo "SchedulerParameters=batch_sched_delay=0" >>"$etc/slurm.conf"
 
