@@ -318,3 +318,14 @@ printf '%-58s %s\n' "ratio exec latency slurm-vm / qga (medians)" \
 	"$(ratio "$exec_med" "$qga_med")"
 printf '%-58s %s\n' "ratio exec latency slurm-vm / qga (p90s)" \
 	"$(ratio "$exec_p90" "$qga_p90")"
+
+# Machine-readable lines for bench/run.sh:
+# BENCH|name|value|unit|peer (same run)|ratio|note
+tcg="TCG guest (no KVM): regression figure"
+echo "BENCH|channel: task exec latency, median|$exec_med|ms|qemu-guest-agent guest-exec: $qga_med ms|$(ratio "$exec_med" "$qga_med")|$tcg"
+echo "BENCH|channel: task exec latency, p90|$exec_p90|ms|qemu-guest-agent guest-exec: $qga_p90 ms|$(ratio "$exec_p90" "$qga_p90")|$tcg"
+echo "BENCH|channel: qemu-guest-agent guest-ping via virsh, median|$ping_med|ms|-|-|$tcg; the floor of any qga call"
+echo "BENCH|channel: 1-byte round trip through cat, median|$echo_med|ms|-|-|$tcg"
+echo "BENCH|channel: throughput host -> guest cat -> host|$(mibs "$cat_us")|MiB/s|-|-|$tcg; $mib MiB"
+echo "BENCH|channel: throughput guest -> host|$(mibs "$out_us")|MiB/s|-|-|$tcg; $mib MiB"
+echo "BENCH|channel: throughput host -> guest|$(mibs "$in_us")|MiB/s|-|-|$tcg; $mib MiB"

@@ -10,3 +10,10 @@ bench_plan_bench_LDADD = common/libslurmvm.la $(HWLOC_LIBS)
 # command, e.g. slurm-vm-exec -- cat in the guest).
 noinst_PROGRAMS += bench/channel_echo
 bench_channel_echo_SOURCES = bench/channel_echo.c
+
+# `make bench`: every benchmark of the suite, one markdown table
+# (bench/run.sh; root; boots guests, takes minutes). Not part of `make check`.
+dist_noinst_SCRIPTS += bench/run.sh
+bench: all
+	$(top_srcdir)/bench/run.sh "$(abs_top_builddir)"
+.PHONY: bench

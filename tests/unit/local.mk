@@ -29,3 +29,9 @@ check_PROGRAMS += tests/cluster/svm-submit-raw
 tests_cluster_svm_submit_raw_SOURCES = tests/cluster/submit-raw.c
 tests_cluster_svm_submit_raw_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 tests_cluster_svm_submit_raw_LDADD = $(SLURM_LIBS)
+
+# The admin guide's configuration snippets are the etc/ files the test
+# cluster uses (doc/check-snippets.sh; no cmocka, no cluster).
+TESTS += tests/unit/test_doc_snippets.sh
+dist_noinst_SCRIPTS += tests/unit/test_doc_snippets.sh doc/check-snippets.sh
+dist_noinst_DATA += doc/admin-guide.md
