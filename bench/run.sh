@@ -11,7 +11,7 @@
 #   bench/task_bench.sh         srun task start in the guest vs bare srun
 #   bench/channel_bench.sh      guest channel: exec latency vs
 #                               qemu-guest-agent, round trip, throughput
-# Each prints lines
+# Each finds the build through $BUILD_DIR (exported) and prints lines
 #   BENCH|<name>|<value>|<unit>|<peer measured in the same run, or ->|<ratio or ->|<note>
 # which become the table's rows; a bench that is missing or not built is
 # listed as skipped, one that fails as failed (its log is kept). Figures from
@@ -46,8 +46,8 @@ fi
 # name | command | boots a guest (1/0)
 benches=(
 	"plan|$build/bench/plan_bench 200|0"
-	"vm|$here/vm_bench.sh $build|1"
-	"task|$here/task_bench.sh $build|1"
+	"vm|$here/vm_bench.sh|1"
+	"task|$here/task_bench.sh|1"
 	"channel|$here/channel_bench.sh $build|1"
 )
 
