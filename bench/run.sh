@@ -101,10 +101,17 @@ echo "host: $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo
 echo "Every ratio is against a peer measured in the same run. Rows marked **TCG** come from"
 echo "emulated guests: regression figures for this machine, not what a KVM node delivers."
 echo
+# A peer that is another row of the same bench is shown with its value.
+declare -A figure=()
+for r in "${rows[@]+"${rows[@]}"}"; do
+	IFS='|' read -r bench fig value unit _ <<<"$r"
+	figure[$bench/$fig]="$value $unit"
+done
 echo "| bench | figure | value | peer (same run) | ratio | note |"
 echo "|---|---|---|---|---|---|"
 for r in "${rows[@]+"${rows[@]}"}"; do
 	IFS='|' read -r bench fig value unit peer ratio note <<<"$r"
+	[ -n "${figure[$bench/$peer]:-}" ] && peer="$peer: ${figure[$bench/$peer]}"
 	case "$note" in *TCG*) fig="**TCG** $fig" ;; esac
 	printf '| %s | %s | %s %s | %s | %s | %s |\n' "$bench" "$fig" "$value" "$unit" \
 		"${peer:--}" "${ratio:--}" "${note:-}"
