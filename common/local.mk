@@ -25,3 +25,4 @@ common_libslurmvm_la_LIBADD = common/libslurmvm-core.la $(LIBXML_LIBS) \
 # Each part of the library adds its sources in its own fragment.
 include $(srcdir)/common/proto.mk
 include $(srcdir)/common/placement.mk
+include $(srcdir)/common/gresgen.mk

@@ -53,6 +53,8 @@ static const struct kv_key keys[] = {
 	K("DeviceAttach", KV_ENUM, device_attach, .choices = attach_choices,
 	  .defval = "vfio"),
 	K("RequireLocality", KV_BOOL, require_locality, .defval = "yes"),
+	K("VfioDir", KV_PATH, vfio_dir, .defval = "/dev/vfio"),
+	K("IbvfAutoDetect", KV_BOOL, ibvf_autodetect, .defval = "no"),
 };
 
 static const struct kv_table vmconf_table = {

@@ -53,6 +53,8 @@ struct vmconf {
 	enum device_binding device_binding;
 	enum device_attach device_attach;
 	bool require_locality;
+	char *vfio_dir;	      /* /dev/vfio: gres.conf File= of a group */
+	bool ibvf_autodetect; /* gres/ibvf numbers the VFs it finds */
 };
 
 /* Default path: dirname($SLURM_CONF or /etc/slurm/slurm.conf)/vm.conf. */

@@ -34,6 +34,10 @@ static int epilog_run(const struct vmconf *conf)
 
 	if (request_job_from_env(&job, &restart) < 0)
 		return 0;
+	/* gres/ibvf's view, for the admin: the devices the job returns. */
+	if (getenv("SLURM_JOB_IBVFS"))
+		log_info("job %u: epilog: SLURM_JOB_IBVFS=%s", job,
+			 getenv("SLURM_JOB_IBVFS"));
 	statedir_name(job, restart, name, sizeof(name));
 	fd = statedir_open(conf->state_dir, name, false);
 	if (fd == -ENOENT) {

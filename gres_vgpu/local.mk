@@ -1,3 +1,35 @@
 # gres/ibvf needs Slurm-internal headers: only with --with-slurm-source.
 if HAVE_SLURM_SOURCE
+# The Slurm half: Slurm's config.h and headers first (-iquote beats our -I.).
+noinst_LTLIBRARIES += gres_vgpu/libibvf_slurm.la
+gres_vgpu_libibvf_slurm_la_SOURCES = gres_vgpu/gres_ibvf.c \
+	gres_vgpu/slurm_gres_common.c gres_vgpu/ibvf.h
+gres_vgpu_libibvf_slurm_la_CPPFLAGS = -iquote $(SLURM_SOURCE_DIR) \
+	-I$(SLURM_SOURCE_DIR) -DSLURM_PLUGIN_DEBUG
+# Slurm's headers are not written for our warning set.
+gres_vgpu_libibvf_slurm_la_CFLAGS = -std=gnu11 $(SAN_CFLAGS) \
+	-fstack-protector-strong -Wall -Werror -Wno-unused-function \
+	-Wno-pointer-sign
+
+# The plugin: the Slurm half and the parts of libslurmvm it needs (not all
+# of it: slurmd need not load libvirt and libxml2).
+slurm_plugin_LTLIBRARIES = gres_vgpu/gres_ibvf.la
+gres_vgpu_gres_ibvf_la_SOURCES = gres_vgpu/ibvf.c gres_vgpu/ibvf.h \
+	common/devices.c common/placement.c common/slurm_map.c \
+	common/gresgen.c common/vmconf.c common/kvconf.c
+gres_vgpu_gres_ibvf_la_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
+	$(LIBPCI_CFLAGS)
+gres_vgpu_gres_ibvf_la_LDFLAGS = -module -avoid-version -shared \
+	-export-symbols-regex '^(init|fini|plugin_(name|type|version)|gres_p_.*)$$'
+gres_vgpu_gres_ibvf_la_LIBADD = gres_vgpu/libibvf_slurm.la \
+	common/libslurmvm-core.la $(HWLOC_LIBS) $(LIBPCI_LIBS)
 endif
+
+if HAVE_SLURM_SOURCE
+check_PROGRAMS += gres_vgpu/ibvf-dlopen
+gres_vgpu_ibvf_dlopen_SOURCES = gres_vgpu/ibvf-dlopen.c
+gres_vgpu_ibvf_dlopen_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
+gres_vgpu_ibvf_dlopen_LDADD = -ldl
+TESTS += gres_vgpu/test-gres-ibvf.sh
+endif
+dist_noinst_SCRIPTS += gres_vgpu/test-gres-ibvf.sh

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "gresgen.h"
 #include "log.h"
 #include "slurm_map.h"
 #include "strutil.h"
@@ -118,14 +119,6 @@ int alloc_load(uint32_t job_id, const char *node, struct job_alloc *a)
 	return r;
 }
 
-/* Is @dev what a GRES of @name stands for (not a companion function)? */
-static bool alloc_is_primary(const struct pci_device *dev, const char *name)
-{
-	if (strcmp(name, "gpu") == 0)
-		return dev->kind == PCI_KIND_GPU;
-	return dev->kind == PCI_KIND_IB || dev->kind == PCI_KIND_ROCE;
-}
-
 /* Moves every function of @group into a->devices. */
 static int alloc_take_group(struct job_alloc *a, const struct vmconf *conf,
 			    int group, const char *file)
@@ -167,23 +160,94 @@ static int check_device_file(const char *file)
 	return 0;
 }
 
-static int alloc_resolve_gres(struct job_alloc *a, struct alloc_gres *g,
-			      const struct vmconf *conf, const char *gres_conf)
+/* The File= of GRES @g in slurmd's order: gres.conf, or for ibvf with
+ * IbvfAutoDetect=yes the VFs gres/ibvf detected (the same list). */
+static int alloc_gres_files(const struct job_alloc *a,
+			    const struct alloc_gres *g,
+			    const struct vmconf *conf,
+			    const struct topology *topo, const char *gres_conf,
+			    char ***indexed)
 {
 	_cleanup_strv_free_ char **files = NULL;
+	struct device_list list = {0};
+	struct gres_lines lines = {0};
+	int r;
+
+	if (strcmp(g->name, "ibvf") != 0 || !conf->ibvf_autodetect) {
+		r = gresconf_files(gres_conf, a->node, g->name, &files);
+		if (r == 0)
+			r = slurm_gres_index_files(files, NULL, NULL, indexed);
+		return r;
+	}
+	r = devices_scan(conf->sysfs_root, &list);
+	if (r == 0)
+		r = gres_lines_build(conf, topo, &list, &lines);
+	if (r == 0)
+		r = gres_lines_files(&lines, "ibvf", indexed);
+	gres_lines_free(&lines);
+	device_list_free(&list);
+	if (r < 0)
+		log_error("IbvfAutoDetect=yes: cannot detect the VFs under %s",
+			  conf->sysfs_root);
+	return r;
+}
+
+/* gres/ibvf's indices (SLURM_JOB_IBVFS) replace gres_detail_str's; the two
+ * must agree. */
+static int alloc_ibvf_indices(struct job_alloc *a, struct alloc_gres *g)
+{
+	_cleanup_free_ struct gres_pair *pairs = NULL;
+	_cleanup_free_ unsigned *idx = NULL;
+	size_t n_pairs, n = 0;
+	bool same;
+	int r = ibvfs_env_parse(a->ibvfs_env, &pairs, &n_pairs);
+
+	if (r < 0) {
+		log_error("SLURM_JOB_IBVFS=%s is not IDX=PCI[,IDX=PCI...] "
+			  "in order: is gres_ibvf.so of this slurm-vm?",
+			  a->ibvfs_env);
+		return r;
+	}
+	idx = calloc(n_pairs + 1, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_pairs; i++)
+		if (n == 0 || idx[n - 1] != pairs[i].index)
+			idx[n++] = pairs[i].index;
+	same = n == g->n &&
+	       (n == 0 || memcmp(idx, g->indices, n * sizeof(*idx)) == 0);
+	if (!same) {
+		log_error("gres/ibvf gave this job SLURM_JOB_IBVFS=%s but "
+			  "slurmctld says %s",
+			  a->ibvfs_env, a->gres_detail ?: "no GRES");
+		return -ESTALE;
+	}
+	return 0;
+}
+
+static int alloc_resolve_gres(struct job_alloc *a, struct alloc_gres *g,
+			      const struct vmconf *conf,
+			      const struct topology *topo,
+			      const char *gres_conf)
+{
 	_cleanup_strv_free_ char **indexed = NULL;
 	size_t count;
 	int r;
 
-	if (!a->gres_detail)
-		return 0; /* a job without GRES on this node */
-	r = slurm_gres_detail_indices(a->gres_detail, g->name, &g->indices,
-				      &g->n);
-	if (r < 0 || g->n == 0)
-		return r;
-	r = gresconf_files(gres_conf, a->node, g->name, &files);
-	if (r == 0)
-		r = slurm_gres_index_files(files, NULL, NULL, &indexed);
+	if (a->gres_detail) {
+		r = slurm_gres_detail_indices(a->gres_detail, g->name,
+					      &g->indices, &g->n);
+		if (r < 0)
+			return r;
+	}
+	if (strcmp(g->name, "ibvf") == 0 && a->ibvfs_env) {
+		r = alloc_ibvf_indices(a, g);
+		if (r < 0)
+			return r;
+	}
+	if (g->n == 0)
+		return 0; /* a job without this GRES on this node */
+	r = alloc_gres_files(a, g, conf, topo, gres_conf, &indexed);
 	if (r < 0)
 		return r;
 	count = strv_length(indexed);
@@ -195,8 +259,12 @@ static int alloc_resolve_gres(struct job_alloc *a, struct alloc_gres *g,
 		if (g->indices[i] >= count) {
 			log_error(
 				"%s index %u: %s has only %zu %s lines for %s",
-				g->name, g->indices[i], gres_conf, count,
-				g->name, a->node);
+				g->name, g->indices[i],
+				conf->ibvf_autodetect &&
+						strcmp(g->name, "ibvf") == 0
+					? "detection (IbvfAutoDetect=yes)"
+					: gres_conf,
+				count, g->name, a->node);
 			return -ERANGE;
 		}
 		g->files[i] = strdup(indexed[g->indices[i]]);
@@ -219,6 +287,46 @@ static int alloc_resolve_gres(struct job_alloc *a, struct alloc_gres *g,
 	return 0;
 }
 
+/* Every (index, PCI function) of SLURM_JOB_IBVFS is one of our VF
+ * requests and the other way round: slurmd and slurm-vm number alike. */
+static int alloc_check_ibvfs(const struct job_alloc *a)
+{
+	_cleanup_free_ struct gres_pair *pairs = NULL;
+	size_t n_pairs, matched = 0, ours = 0;
+	int r = ibvfs_env_parse(a->ibvfs_env, &pairs, &n_pairs);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < a->n_requests; i++) {
+		const struct plan_device_request *d = &a->requests[i];
+		bool found = false;
+
+		if (strcmp(d->gres, "ibvf") != 0)
+			continue;
+		ours++;
+		for (size_t j = 0; !found && j < n_pairs; j++)
+			found = pairs[j].index == (unsigned)d->gres_index &&
+				strcmp(pairs[j].addr, d->dev->addr) == 0;
+		if (found) {
+			matched++;
+			continue;
+		}
+		log_error("ibvf %d is PCI %s here but SLURM_JOB_IBVFS=%s: "
+			  "gres/ibvf and slurm-vm number the VFs differently; "
+			  "restart slurmd after changing gres.conf or vm.conf "
+			  "and compare `slurmd -G` with `slurm-vm gres`",
+			  d->gres_index, d->dev->addr, a->ibvfs_env);
+		return -ESTALE;
+	}
+	if (matched != n_pairs || ours != n_pairs) {
+		log_error("SLURM_JOB_IBVFS=%s names %zu VF functions, this "
+			  "node's gres.conf maps %zu",
+			  a->ibvfs_env, n_pairs, ours);
+		return -ESTALE;
+	}
+	return 0;
+}
+
 /* One plan request per GPU or VF, in gres order; built once a->devices no
  * longer moves. */
 static int alloc_build_requests(struct job_alloc *a)
@@ -235,8 +343,7 @@ static int alloc_build_requests(struct job_alloc *a)
 			for (; k < a->devices.n &&
 			       a->devices.v[k].iommu_group == g->groups[j];
 			     k++) {
-				if (!alloc_is_primary(&a->devices.v[k],
-						      g->name))
+				if (!gres_is_primary(&a->devices.v[k], g->name))
 					continue;
 				a->requests[a->n_requests++] =
 					(struct plan_device_request){
@@ -270,11 +377,14 @@ int alloc_resolve(struct job_alloc *a, const struct vmconf *conf,
 		return r;
 	}
 	for (size_t i = 0; i < ALLOC_GRES_NAMES; i++) {
-		r = alloc_resolve_gres(a, &a->gres[i], conf, gres_conf);
+		r = alloc_resolve_gres(a, &a->gres[i], conf, topo, gres_conf);
 		if (r < 0)
 			return r;
 	}
-	return alloc_build_requests(a);
+	r = alloc_build_requests(a);
+	if (r == 0 && a->ibvfs_env)
+		r = alloc_check_ibvfs(a);
+	return r;
 }
 
 void alloc_free(struct job_alloc *a)

@@ -27,6 +27,9 @@ struct job_alloc {
 	char *cpus;	   /* OS CPU ids of those cores */
 	uint64_t mem_mib;  /* the job's memory on this node, 0 if unknown */
 	char *gres_detail; /* this node's gres_detail_str */
+	/* SLURM_JOB_IBVFS from gres/ibvf, NULL without the plugin: its
+	 * indices are used, and its PCI functions must be ours. */
+	const char *ibvfs_env;
 	struct alloc_gres gres[ALLOC_GRES_NAMES];
 	struct device_list devices; /* every function to pass, by group */
 	struct plan_device_request *requests; /* the GPUs and VFs themselves */
@@ -37,7 +40,8 @@ struct job_alloc {
  * -EAGAIN when it never answered (a job fault: never drain for that). */
 int alloc_load(uint32_t job_id, const char *node, struct job_alloc *a);
 /* Maps cores to CPUs with @topo and GRES indices to devices through
- * @gres_conf and SysfsRoot. Logs what does not fit. */
+ * @gres_conf (ibvf: the detected VFs with IbvfAutoDetect=yes) and
+ * SysfsRoot. Logs what does not fit. */
 int alloc_resolve(struct job_alloc *a, const struct vmconf *conf,
 		  const struct topology *topo, const char *gres_conf);
 void alloc_free(struct job_alloc *a);

@@ -90,6 +90,8 @@ static enum prolog_result prolog_resolve_alloc(struct prolog *p)
 			  p->req.job_id, node);
 		return PROLOG_JOB_FAULT;
 	}
+	/* Set by slurmd from gres/ibvf's allocation: users cannot set it. */
+	p->alloc.ibvfs_env = getenv("SLURM_JOB_IBVFS");
 	r = topology_load(p->conf.topology_file, &p->topo);
 	if (r < 0) {
 		log_errno(r, "cannot load the hwloc topology %s",
@@ -104,6 +106,10 @@ static enum prolog_result prolog_resolve_alloc(struct prolog *p)
 			  p->req.job_id, node);
 		return PROLOG_NODE_FAULT;
 	}
+	if (p->alloc.ibvfs_env)
+		log_info("job %u: SLURM_JOB_IBVFS=%s (gres/ibvf) agrees with "
+			 "this node's mapping",
+			 p->req.job_id, p->alloc.ibvfs_env);
 	prolog_log_alloc(p);
 	return PROLOG_OK;
 }

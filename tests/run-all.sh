@@ -6,6 +6,9 @@
 #   tests/run-all.sh            everything
 #   FUZZ_SECONDS=N              seconds per fuzz target (default 20)
 #   SKIP_CLUSTER=1              unit tests, sanitizers and fuzzing only
+#   SLURM_SOURCE_DIR=DIR        where the configured Slurm source tree for
+#                               gres/ibvf is kept (default under
+#                               /var/cache/slurm-vm; fetched once)
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,10 +66,19 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 
 stage "dependencies"
 scripts/install-deps.sh
+# gres/ibvf is built against the Slurm source of exactly the installed
+# version: apt-get source + configure once (~1 min), cached afterwards.
+slurm_src=${SLURM_SOURCE_DIR:-/var/cache/slurm-vm/slurm-wlm-$(slurmd -V | awk '{print $2}')}
+with_slurm_source=()
+rc=0
+scripts/install-deps.sh --slurm-source "$slurm_src" || rc=$?
+record "Slurm source for gres/ibvf" "$rc"
+[ "$rc" = 0 ] && with_slurm_source=(--with-slurm-source="$slurm_src")
 
 stage "build"
 autoreconf -fi >/dev/null 2>&1
-configure_build build
+configure_build build "${with_slurm_source[@]}"
+tail -n1 build/configure.log
 
 stage "unit tests"
 rc=0

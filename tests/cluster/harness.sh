@@ -32,6 +32,9 @@
 #                        per test to sweep leftovers of a killed test)
 #   HARNESS_GPU_GROUPS / HARNESS_IBVF_GROUPS  fake IOMMU group numbers
 #                        ("12 13" / "40 41")
+#   HARNESS_GRES_PLUGIN=1  slurmctld and slurmd load gres/ibvf: BUILD_DIR's
+#                        gres_ibvf.so (configure --with-slurm-source) is
+#                        copied to $HARNESS_BIN/plugins, first in PluginDir
 #
 # A test that defines a function harness_config_hook gets it called after
 # the configuration is written ($HARNESS_ETC/*.conf) and before slurmctld
@@ -458,6 +461,9 @@ _harness_write_config() {
 		sed -i '/^CliFilterPlugins=/d' "$etc/slurm.conf"
 	fi
 	echo "MailProg=/bin/true" >>"$etc/slurm.conf"
+	# gres/ibvf first, then Slurm's own plugins (a list, as PluginDir takes).
+	[ "${HARNESS_GRES_PLUGIN:-0}" = 1 ] &&
+		echo "PluginDir=$HARNESS_BIN/plugins:$HARNESS_SLURM_LIBDIR" >>"$etc/slurm.conf"
 	# Job ids (and so domain names slurmvm-job-ID.N) that another harness
 	# sharing this libvirtd is unlikely to use at the same time.
 	echo "FirstJobId=$(((RANDOM % 9000 + 1) * 100))" >>"$etc/slurm.conf"
@@ -520,7 +526,20 @@ _harness_snapshot_build() {
 			harness_die "cannot copy $BUILD_DIR/$f"
 	done
 	chmod 0755 "$HARNESS_BIN" "$HARNESS_BIN"/*
+	_harness_snapshot_gres_plugin
 	export HARNESS_BIN
+}
+
+# HARNESS_GRES_PLUGIN=1: gres_ibvf.so in a plugin directory of its own.
+_harness_snapshot_gres_plugin() {
+	local so=$BUILD_DIR/gres_vgpu/.libs/gres_ibvf.so
+	[ "${HARNESS_GRES_PLUGIN:-0}" = 1 ] || return 0
+	[ -f "$so" ] || harness_die "HARNESS_GRES_PLUGIN=1 but $so is missing: configure --with-slurm-source=DIR (scripts/install-deps.sh --slurm-source DIR)"
+	mkdir -p "$HARNESS_BIN/plugins"
+	harness_wait 30 "$so to be complete" \
+		_harness_copy_elf "$so" "$HARNESS_BIN/plugins/gres_ibvf.so" ||
+		harness_die "cannot copy $so"
+	chmod 0755 "$HARNESS_BIN/plugins" "$HARNESS_BIN/plugins/gres_ibvf.so"
 }
 
 _harness_copy_elf() { # _harness_copy_elf SRC DST: a complete ELF file

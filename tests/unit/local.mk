@@ -21,6 +21,7 @@ TESTS += tests/unit/test_journal
 # Further unit tests add themselves in their own fragments.
 include $(srcdir)/tests/unit/proto.mk
 include $(srcdir)/tests/unit/placement.mk
+include $(srcdir)/tests/unit/gresgen.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* gres.conf lines of a node (slurm-vm gres, gres/ibvf detection, prolog)
+ * and the SLURM_JOB_IBVFS format, over the sysfs fixtures. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "gresgen.h"
+#include "log.h"
+#include "strutil.h"
+
+#define NODE	SRCDIR "/tests/fixtures/sysfs/node-gpu-ib"
+#define CLUSTER SRCDIR "/tests/fixtures/sysfs/cluster"
+#define TOPO	SRCDIR "/tests/fixtures/topology/24em64t-2n6c2t-pci.xml"
+
+static void quiet_sink(enum log_level level, const char *msg)
+{
+}
+
+/* The ibvf lines of node-gpu-ib: VFs on vfio-pci only, one line per IOMMU
+ * group (41 holds two VFs), PCI order, Cores= from numa_node (c1:00.1 has
+ * none), File= under VfioDir. */
+static void test_lines_node(void **state)
+{
+	struct vmconf conf;
+	struct topology *topo = NULL;
+	struct device_list list = {0};
+	struct gres_lines lines = {0};
+	char **files = NULL;
+	size_t n_gpu = 0;
+
+	assert_int_equal(vmconf_load(&conf, NULL), 0);
+	assert_int_equal(vmconf_set(&conf, "VfioDir=/x/vfio", "test"), 0);
+	assert_int_equal(topology_load(TOPO, &topo), 0);
+	assert_int_equal(devices_scan(NODE, &list), 0);
+	assert_int_equal(gres_lines_build(&conf, topo, &list, &lines), 0);
+	assert_int_equal(gres_lines_files(&lines, "ibvf", &files), 0);
+	assert_int_equal(strv_length(files), 4);
+	assert_string_equal(files[0], "/x/vfio/31");
+	assert_string_equal(files[1], "/x/vfio/32");
+	assert_string_equal(files[2], "/x/vfio/41");
+	assert_string_equal(files[3], "/x/vfio/51");
+	for (size_t i = 0; i < lines.n; i++) {
+		const struct gres_line *l = &lines.v[i];
+
+		if (strcmp(l->name, "gpu") == 0) {
+			/* every GPU comes before the first VF */
+			assert_int_equal(i, n_gpu);
+			n_gpu++;
+		}
+		if (strcmp(l->dev->addr, "0000:81:00.3") == 0)
+			assert_int_equal(l->verdict, GRES_SKIP_NOT_VFIO);
+		if (strcmp(l->dev->addr, "0000:c1:00.2") == 0)
+			assert_int_equal(l->verdict, GRES_SKIP_GROUP_DONE);
+		if (strcmp(l->dev->addr, "0000:c1:00.1") == 0)
+			assert_null(l->cores);
+		if (strcmp(l->dev->addr, "0000:81:00.1") == 0)
+			assert_string_equal(l->cores, "6-11");
+	}
+	/* 02:00.0 is skipped, 42:00.0 shares 41:00.0's group: no lines */
+	assert_int_equal(n_gpu, 4);
+	strv_free(files);
+	gres_lines_free(&lines);
+	device_list_free(&list);
+	topology_free(topo);
+	vmconf_free(&conf);
+}
+
+static void test_file_functions(void **state)
+{
+	char **addrs = NULL;
+	char *entry;
+
+	assert_int_equal(gres_file_functions(CLUSTER, "ibvf", "/dev/vfio/40",
+					     &addrs),
+			 0);
+	assert_int_equal(strv_length(addrs), 1);
+	assert_string_equal(addrs[0], "0000:5e:00.1");
+	strv_free(addrs);
+	/* a group with two VFs: both, one pair each */
+	assert_int_equal(gres_file_functions(NODE, "ibvf", "/dev/vfio/41",
+					     &addrs),
+			 0);
+	entry = ibvfs_env_entry(3, addrs);
+	assert_string_equal(entry, "3=0000:c1:00.1,3=0000:c1:00.2");
+	free(entry);
+	strv_free(addrs);
+	/* a GPU's group holds no InfiniBand function */
+	assert_int_equal(gres_file_functions(CLUSTER, "ibvf", "/dev/vfio/12",
+					     &addrs),
+			 -ENODEV);
+	assert_null(addrs);
+	assert_int_equal(gres_file_functions(CLUSTER, "ibvf", "/dev/nvidia0",
+					     &addrs),
+			 -EINVAL);
+	assert_int_equal(gres_file_functions(CLUSTER, "ibvf", "/dev/vfio/99",
+					     &addrs),
+			 -ENOENT);
+}
+
+static void test_env_parse(void **state)
+{
+	static const char *const bad[] = {
+		"0",
+		"=0000:5e:00.1",
+		"0=",
+		"0=5e:00.1",	  /* not canonical */
+		"0=0000:5E:00.1", /* not canonical */
+		"-1=0000:5e:00.1",
+		"x=0000:5e:00.1",
+		"1=0000:5e:00.1,0=0000:5e:00.2", /* out of order */
+		"0=0000:5e:00.1,0=0000:5e:00.1", /* repeated */
+		"0=0000:5e:00.1,",
+		",0=0000:5e:00.1",
+		"0=0000:5e:00.1,,1=0000:5e:00.2",
+		"0=0000:5e:00.1 ",
+		"0=../../etc",
+	};
+	struct gres_pair *pairs;
+	char many[64 * 20 + 32] = "";
+	size_t n;
+
+	assert_int_equal(ibvfs_env_parse("0=0000:5e:00.1,1=0000:5e:00.2",
+					 &pairs, &n),
+			 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(pairs[1].index, 1);
+	assert_string_equal(pairs[1].addr, "0000:5e:00.2");
+	free(pairs);
+	assert_int_equal(ibvfs_env_parse("", &pairs, &n), 0);
+	assert_int_equal(n, 0);
+	free(pairs);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_not_equal(ibvfs_env_parse(bad[i], &pairs, &n), 0);
+		assert_null(pairs);
+	}
+	for (unsigned i = 0; i <= IBVFS_ENV_MAX; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many),
+			 "%s%u=0000:5e:00.1", i ? "," : "", i);
+	assert_int_equal(ibvfs_env_parse(many, &pairs, &n), -E2BIG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lines_node),
+		cmocka_unit_test(test_file_functions),
+		cmocka_unit_test(test_env_parse),
+	};
+
+	log_set_sink(quiet_sink);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
