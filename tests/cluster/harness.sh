@@ -509,6 +509,7 @@ _harness_snapshot_build() {
 		for f in agent/slurm-vm-relay agent/slurm-vm-exec agent/slurm-vm-agent admin/slurm-vm; do
 			[ -e "$BUILD_DIR/$f" ] && ln -sf "$BUILD_DIR/$f" "$HARNESS_BIN/"
 		done
+		_harness_snapshot_gres_plugin
 		export HARNESS_BIN
 		return 0
 	fi
