@@ -42,7 +42,11 @@
  *              gres_epilog_info_t, 13 entry points (built and tested here).
  *  23.02       src/interfaces/gres.h; the Prolog/Epilog hooks renamed to
  *              gres_p_prep_{build,set}_env with gres_prep_t.
- *  24.11       gres_p_get_job_info and gres_p_get_step_info gone (11).
+ *  24.11       gres_p_get_job_info and gres_p_get_step_info gone (11);
+ *              common_{node_config_load,send_stepd,recv_stepd} became
+ *              gres_{node_config_load,send_stepd,recv_stepd} and
+ *              add_gres_to_list() takes a gres_slurmd_conf_t (the trixie
+ *              source, 24.11.5, compiles; releases between are unchecked).
  */
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
 #include "src/interfaces/gres.h"
@@ -59,6 +63,18 @@ typedef List ibvf_list_t;
 #endif
 
 #include "src/plugins/gres/common/gres_common.h"
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
+#define ibvf_devices_load(list, config, devices)                          \
+	gres_node_config_load(list, config, devices)
+#define ibvf_send_stepd gres_send_stepd
+#define ibvf_recv_stepd gres_recv_stepd
+#else
+#define ibvf_devices_load(list, config, devices)                          \
+	common_node_config_load(list, gres_name, config, devices)
+#define ibvf_send_stepd common_send_stepd
+#define ibvf_recv_stepd common_recv_stepd
+#endif
 
 #include "ibvf.h"
 
@@ -148,6 +164,25 @@ static void check_cores(const struct ibvf_line *l, node_config_load_t *config)
 	xfree(abs);
 }
 
+/* One gres.conf line's record: Name=ibvf File=@file Cores=@cores. */
+static void add_ibvf_record(ibvf_list_t list, uint32_t cpu_cnt, char *cores,
+			    bitstr_t *cpus, char *file)
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
+	gres_slurmd_conf_t rec = {.count = 1,
+				  .cpu_cnt = cpu_cnt,
+				  .cpus = cores,
+				  .cpus_bitmap = cpus,
+				  .file = file,
+				  .name = gres_name};
+
+	add_gres_to_list(list, &rec);
+#else
+	add_gres_to_list(list, gres_name, 1, cpu_cnt, cores, cpus, file, NULL,
+			 NULL, NULL, 0);
+#endif
+}
+
 /* Replaces the ibvf records of @gres_conf_list with the detected VFs. */
 static int detect_into(ibvf_list_t gres_conf_list, struct ibvf_conf *conf,
 		       node_config_load_t *config)
@@ -192,9 +227,8 @@ static int detect_into(ibvf_list_t gres_conf_list, struct ibvf_conf *conf,
 			}
 			check_cores(&lines[i], config);
 		}
-		add_gres_to_list(found, gres_name, 1, config->cpu_cnt,
-				 lines[i].cores, cpus, lines[i].file, NULL,
-				 NULL, NULL, 0);
+		add_ibvf_record(found, config->cpu_cnt, lines[i].cores, cpus,
+				lines[i].file);
 		FREE_NULL_BITMAP(cpus);
 		info("detected: Name=ibvf File=%s%s%s", lines[i].file,
 		     lines[i].cores ? " Cores=" : "",
@@ -254,23 +288,26 @@ extern int gres_p_node_config_load(ibvf_list_t gres_conf_list,
 				   node_config_load_t *config)
 {
 	struct ibvf_conf conf;
-	char *path = get_extra_conf_path("vm.conf");
+	char *path;
 	int rc = SLURM_SUCCESS;
 
 	/* scontrol reconfigure: start over */
 	FREE_NULL_LIST(gres_devices);
+	/* slurmctld (cloud nodes only): gres.conf as it is, no vm.conf */
+	if (!config->in_slurmd)
+		return ibvf_devices_load(gres_conf_list, config, &gres_devices);
+	path = get_extra_conf_path("vm.conf");
 	if (ibvf_conf_load(path, &conf) < 0) {
 		error("%s is broken (see above): fix it, gres/ibvf cannot "
 		      "work without it",
 		      path);
 		rc = SLURM_ERROR;
-	} else if (conf.autodetect && config->in_slurmd) {
+	} else if (conf.autodetect) {
 		rc = detect_into(gres_conf_list, &conf, config);
 	}
 	if (rc == SLURM_SUCCESS)
-		rc = common_node_config_load(gres_conf_list, gres_name, config,
-					     &gres_devices);
-	if (rc == SLURM_SUCCESS && config->in_slurmd)
+		rc = ibvf_devices_load(gres_conf_list, config, &gres_devices);
+	if (rc == SLURM_SUCCESS)
 		rc = build_index_entries(&conf);
 	ibvf_conf_free(&conf);
 	xfree(path);
@@ -337,7 +374,7 @@ extern void gres_p_task_set_env(char ***step_env_ptr, bitstr_t *gres_bit_alloc,
 
 extern void gres_p_send_stepd(buf_t *buffer)
 {
-	common_send_stepd(buffer, gres_devices);
+	ibvf_send_stepd(buffer, gres_devices);
 	pack32(index_count, buffer);
 	for (uint32_t i = 0; i < index_count; i++)
 		packstr(index_entries[i], buffer);
@@ -347,7 +384,7 @@ extern void gres_p_recv_stepd(buf_t *buffer)
 {
 	uint32_t n, len;
 
-	common_recv_stepd(buffer, &gres_devices);
+	ibvf_recv_stepd(buffer, &gres_devices);
 	index_entries_free();
 	safe_unpack32(&n, buffer);
 	if (n > 4096)

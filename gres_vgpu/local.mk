@@ -32,4 +32,4 @@ gres_vgpu_ibvf_dlopen_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 gres_vgpu_ibvf_dlopen_LDADD = -ldl
 TESTS += gres_vgpu/test-gres-ibvf.sh
 endif
-dist_noinst_SCRIPTS += gres_vgpu/test-gres-ibvf.sh
+dist_noinst_SCRIPTS += gres_vgpu/test-gres-ibvf.sh gres_vgpu/compile-check.sh
