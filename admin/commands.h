@@ -9,3 +9,5 @@
 int cmd_gres(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_cleanup(int argc, char **argv);

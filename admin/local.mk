@@ -6,9 +6,12 @@ admin_slurm_vm_SOURCES = \
 	admin/common_opts.c admin/common_opts.h \
 	admin/cmd_gres.c \
 	admin/cmd_plan.c \
-	admin/cmd_check_config.c
+	admin/cmd_check_config.c \
+	admin/cmd_list.c \
+	admin/cmd_cleanup.c
 admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS)
-admin_slurm_vm_LDADD = common/libslurmvm.la
+admin_slurm_vm_LDADD = common/libslurmvm-slurm.la common/libslurmvm.la \
+	$(SLURM_LIBS)
 
 # The tool on the fixtures, in `make check`.
 TESTS += admin/test-slurm-vm.sh

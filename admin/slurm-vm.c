@@ -18,11 +18,15 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"gres", cmd_gres, "print gres.conf lines for this node's devices"},
-	{"plan", cmd_plan,
-	 "print the domain XML and placement for a job, touching nothing"},
-	{"check-config", cmd_check_config,
-	 "check slurm.conf, gres.conf, plugstack.conf and vm.conf, with fixes"},
+	{ "gres", cmd_gres, "print gres.conf lines for this node's devices" },
+	{ "plan", cmd_plan,
+	  "print the domain XML and placement for a job, touching nothing" },
+	{ "check-config", cmd_check_config,
+	  "check slurm.conf, gres.conf, plugstack.conf and vm.conf, with fixes" },
+	{ "list", cmd_list,
+	  "this node's guests: job, user, job and guest state, devices" },
+	{ "cleanup", cmd_cleanup,
+	  "tear down the guests of ended jobs, as their epilog would" },
 };
 
 static void usage(FILE *out)

@@ -163,3 +163,31 @@ int hv_list(struct hypervisor *hv, const char *prefix, char ***names)
 	*names = v;
 	return 0;
 }
+
+int hv_domain_state(struct hypervisor *hv, const char *name, const char **state)
+{
+	static const char *const names[] = {
+		[VIR_DOMAIN_NOSTATE] = "no state",
+		[VIR_DOMAIN_RUNNING] = "running",
+		[VIR_DOMAIN_BLOCKED] = "blocked",
+		[VIR_DOMAIN_PAUSED] = "paused",
+		[VIR_DOMAIN_SHUTDOWN] = "shutting down",
+		[VIR_DOMAIN_SHUTOFF] = "shut off",
+		[VIR_DOMAIN_CRASHED] = "crashed",
+		[VIR_DOMAIN_PMSUSPENDED] = "pmsuspended",
+	};
+	virDomainPtr dom = hv_lookup(hv, name);
+	int st, reason, r;
+
+	if (!dom)
+		return hv_no_domain() ? -ENOENT : -EIO;
+	r = virDomainGetState(dom, &st, &reason, 0);
+	virDomainFree(dom);
+	if (r < 0)
+		return hv_no_domain() ? -ENOENT : -EIO;
+	*state = st >= 0 && (size_t)st < sizeof(names) / sizeof(names[0]) &&
+				 names[st]
+			 ? names[st]
+			 : "unknown";
+	return 0;
+}

@@ -27,3 +27,7 @@ int hv_destroy(struct hypervisor *hv, const char *name);
 int hv_dumpxml(struct hypervisor *hv, const char *name, char **xml);
 /* Names of running domains whose name starts with @prefix. */
 int hv_list(struct hypervisor *hv, const char *prefix, char ***names);
+/* The domain's state as virsh names it ("running", "paused", ...);
+ * -ENOENT when there is no such domain. */
+int hv_domain_state(struct hypervisor *hv, const char *name,
+		    const char **state);

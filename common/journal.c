@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "journal.h"
 #include "log.h"
@@ -63,6 +65,20 @@ int statedir_open(const char *state_dir, const char *name, bool create)
 	if (r < 0)
 		return r;
 	return TAKE_FD(fd);
+}
+
+int statedir_lock(int fd, unsigned wait_s)
+{
+	time_t deadline = time(NULL) + wait_s;
+
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		if (time(NULL) >= deadline)
+			return -EBUSY;
+		usleep(100 * 1000);
+	}
+	return 0;
 }
 
 /* Removes what is inside @fd, depth first, never following a symlink. */

@@ -40,6 +40,10 @@ int statedir_name(uint32_t job_id, unsigned restart, char *buf, size_t len);
  * @state_dir; returns a directory descriptor or -errno. Refuses one that is
  * not root's or is writable by others. */
 int statedir_open(const char *state_dir, const char *name, bool create);
+/* Takes the state directory's lock (flock on @fd, released on close): one
+ * prolog, epilog or reclaim at a time per job. Waits up to @wait_s seconds;
+ * -EBUSY when another holds it still. */
+int statedir_lock(int fd, unsigned wait_s);
 /* Removes the state directory and everything in it (no symlink followed). */
 int statedir_remove(const char *state_dir, const char *name);
 

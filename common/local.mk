@@ -26,3 +26,4 @@ common_libslurmvm_la_LIBADD = common/libslurmvm-core.la $(LIBXML_LIBS) \
 include $(srcdir)/common/proto.mk
 include $(srcdir)/common/placement.mk
 include $(srcdir)/common/gresgen.mk
+include $(srcdir)/common/reclaim.mk

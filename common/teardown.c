@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "hypervisor.h"
 #include "image.h"
 #include "journal.h"
@@ -133,9 +134,24 @@ int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 	if (r < 0)
 		return r;
 	for (size_t i = j.n_entries; i-- > 0;) {
+		const struct journal_entry *e = &j.entries[i];
+		double t0 = clock_now_s();
+
+		r = teardown_entry(&t, e);
 		res->steps++;
-		if (teardown_entry(&t, &j.entries[i]) < 0)
+		if (r < 0)
 			res->failed++;
+		/* A guest that may still run may still hold devices. */
+		if (r < 0 && strcmp(e->verb, "DOMAIN") == 0)
+			res->node_unsafe = true;
+		if (res->n_timed < TEARDOWN_TIMED_STEPS) {
+			struct teardown_step_time *st =
+				&res->timed[res->n_timed++];
+
+			snprintf(st->verb, sizeof(st->verb), "%s", e->verb);
+			st->seconds = clock_now_s() - t0;
+			st->error = r < 0 ? r : 0;
+		}
 	}
 	hv_close(t.hv);
 	journal_free(&j);

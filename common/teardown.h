@@ -13,10 +13,21 @@
 
 #include "vmconf.h"
 
+#define TEARDOWN_TIMED_STEPS 16
+
+/* One undone journal record and how long undoing it took, for the logs. */
+struct teardown_step_time {
+	char verb[16];
+	double seconds;
+	int error; /* 0 or -errno */
+};
+
 struct teardown_result {
 	unsigned steps;
 	unsigned failed;
-	bool node_unsafe;
+	bool node_unsafe; /* a guest may still run and hold its devices */
+	struct teardown_step_time timed[TEARDOWN_TIMED_STEPS]; /* the first */
+	unsigned n_timed;
 };
 
 int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,

@@ -5,32 +5,39 @@
  * deleted), then removes its state directory. Idempotent: safe to run twice,
  * after a half-finished prolog, after qemu or libvirtd died, with no state
  * at all. Exits non-zero, so that Slurm drains the node, only when the node
- * is unsafe: a device that could not be returned.
+ * is unsafe: a guest that could not be stopped still holds its devices. A
+ * failed step keeps the state directory for `slurm-vm cleanup`. The same
+ * code (guest_reclaim) serves the prolog's reclaim and `slurm-vm cleanup`.
  */
 #include "config.h"
 
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "journal.h"
 #include "log.h"
+#include "reclaim.h"
 #include "request.h"
 #include "teardown.h"
 #include "vmconf.h"
 
+/* Each undone step, timed: the figures bench/vm_bench.sh reads. */
+static void epilog_log_phases(uint32_t job, const struct teardown_result *res)
+{
+	for (unsigned i = 0; i < res->n_timed; i++)
+		log_info("job %u: epilog phase %s %.3fs%s", job,
+			 res->timed[i].verb, res->timed[i].seconds,
+			 res->timed[i].error ? " (failed)" : "");
+}
+
 static int epilog_run(const struct vmconf *conf)
 {
-	const char *keep_env = getenv("SPANK_VM_KEEP");
-	bool keep = keep_env && strcmp(keep_env, "1") == 0;
 	struct teardown_result res = { 0 };
-	char name[64];
+	struct guest g;
 	uint32_t job;
 	unsigned restart;
 	double t0 = clock_now_s();
-	int fd, r;
+	int r;
 
 	if (request_job_from_env(&job, &restart) < 0)
 		return 0;
@@ -38,31 +45,28 @@ static int epilog_run(const struct vmconf *conf)
 	if (getenv("SLURM_JOB_IBVFS"))
 		log_info("job %u: epilog: SLURM_JOB_IBVFS=%s", job,
 			 getenv("SLURM_JOB_IBVFS"));
-	statedir_name(job, restart, name, sizeof(name));
-	fd = statedir_open(conf->state_dir, name, false);
-	if (fd == -ENOENT) {
+	guest_from_job(&g, job, restart);
+	/* A prolog still booting (scancel during boot) holds the lock: its
+	 * own failure path runs first. */
+	r = guest_reclaim(conf, &g, conf->boot_timeout + 60, &res);
+	if (r == -ENOENT) {
 		log_info("job %u: VM job ended: no state on this node, nothing to undo",
 			 job);
 		return 0;
 	}
-	if (fd < 0) {
-		log_errno(fd, "job %u: cannot open state %s/%s", job,
-			  conf->state_dir, name);
-		return 0;
-	}
-	r = teardown_replay(conf, fd, keep, &res);
-	close(fd);
-	if (r < 0)
+	epilog_log_phases(job, &res);
+	if (r == -EBUSY)
+		log_error("job %u: %s/%s is still locked by its prolog; "
+			  "`slurm-vm cleanup` reclaims it later",
+			  job, conf->state_dir, g.name);
+	else if (r < 0)
 		log_error("job %u: %u of %u cleanup steps failed", job,
 			  res.failed, res.steps);
-	if (keep)
-		log_info("job %u: kept %s/%s (--vm-keep)", job, conf->state_dir,
-			 name);
-	else if (statedir_remove(conf->state_dir, name) < 0)
-		log_error("job %u: cannot remove %s/%s", job, conf->state_dir,
-			  name);
-	log_info("job %u: VM job ended: %u steps undone in %.3fs", job,
-		 res.steps, clock_now_s() - t0);
+	log_info("job %u: VM job ended: %u steps undone in %.3fs%s", job,
+		 res.steps, clock_now_s() - t0,
+		 res.node_unsafe ? "; the guest may still hold its devices: "
+				   "draining"
+				 : "");
 	return res.node_unsafe ? -EBUSY : 0;
 }
 

@@ -13,10 +13,14 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "jobfate.h"
+#include "journal.h"
 #include "log.h"
 #include "prolog.h"
 #include "strutil.h"
@@ -146,6 +150,173 @@ static enum prolog_result prolog_plan(struct prolog *p)
 	return PROLOG_OK;
 }
 
+/* Does @g hold one of the devices planned for this job? Which one. */
+static const struct plan_device *guest_holds_planned(const struct prolog *p,
+						     const struct guest *g)
+{
+	for (size_t i = 0; i < p->plan.n_devices; i++)
+		for (size_t k = 0; g->has_domain && k < g->n_devices; k++)
+			if (strcasecmp(g->devices[k].addr,
+				       p->plan.devices[i].addr) == 0)
+				return &p->plan.devices[i];
+	return NULL;
+}
+
+/* A planned device held by the guest of an ended job is reclaimed first, by
+ * the code `slurm-vm cleanup` runs; held by an active job's guest it is a
+ * node fault (Slurm gave one device to two jobs), and so when slurmctld
+ * cannot say. */
+static enum prolog_result prolog_reclaim_guest(struct prolog *p,
+					       const struct guest *g,
+					       const struct plan_device *d)
+{
+	struct teardown_result tr;
+	uint32_t job = p->req.job_id;
+	char why[256];
+	int r;
+
+	r = guest_reclaim_if_ended(&p->conf, g, &tr, why, sizeof(why));
+	if (r == 1) {
+		log_info("job %u: %s %d (PCI %s) was held by the guest of "
+			 "ended job %u (%s): reclaimed, %u steps",
+			 job, d->gres, d->gres_index, d->addr, g->job_id, why,
+			 tr.steps);
+		return PROLOG_OK;
+	}
+	if (r == 0)
+		log_error("job %u: %s %d (PCI %s) is held by the guest of job "
+			  "%u, which slurmctld says is %s: Slurm gave one "
+			  "device to two jobs; check gres.conf against "
+			  "`slurm-vm gres` and `slurm-vm list`",
+			  job, d->gres, d->gres_index, d->addr, g->job_id, why);
+	else if (r == -EHOSTDOWN)
+		log_error("job %u: %s %d (PCI %s) is held by the guest of job "
+			  "%u and %s: not reclaimed; run `slurm-vm cleanup` "
+			  "once it answers",
+			  job, d->gres, d->gres_index, d->addr, g->job_id, why);
+	else if (r == -EBUSY)
+		log_error("job %u: %s %d (PCI %s) is held by the guest of job "
+			  "%u, whose prolog or epilog runs now",
+			  job, d->gres, d->gres_index, d->addr, g->job_id);
+	else
+		log_error("job %u: %s %d (PCI %s) is held by the guest of "
+			  "ended job %u, and reclaiming it failed (%u of %u "
+			  "steps); see `slurm-vm list`",
+			  job, d->gres, d->gres_index, d->addr, g->job_id,
+			  tr.failed, tr.steps);
+	return PROLOG_NODE_FAULT;
+}
+
+/* Any other holder of a planned device: a libvirt domain that is not one
+ * of ours, or a process with its /dev/vfio group open. */
+static enum prolog_result prolog_check_other_holders(struct prolog *p,
+						     const struct guest_list *l)
+{
+	uint32_t job = p->req.job_id;
+
+	for (size_t i = 0; i < p->plan.n_devices; i++) {
+		const struct plan_device *d = &p->plan.devices[i];
+		const char *dom = guests_foreign_holder(l, d->addr);
+
+		if (!dom)
+			continue;
+		log_error("job %u: %s %d (PCI %s) is held by libvirt domain "
+			  "%s, which is no guest of this node's StateDir %s",
+			  job, d->gres, d->gres_index, d->addr, dom,
+			  p->conf.state_dir);
+		return PROLOG_NODE_FAULT;
+	}
+	for (size_t i = 0; i < ALLOC_GRES_NAMES; i++)
+		for (size_t j = 0; j < p->alloc.gres[i].n; j++) {
+			const char *file = p->alloc.gres[i].files[j];
+			char comm[32];
+			pid_t pid;
+
+			if (device_file_holder(file, &pid, comm,
+					       sizeof(comm)) != 1)
+				continue;
+			log_error("job %u: %s %u (%s) is held by process %d "
+				  "(%s), which is no guest of slurm-vm",
+				  job, p->alloc.gres[i].name,
+				  p->alloc.gres[i].indices[j], file, (int)pid,
+				  comm);
+			return PROLOG_NODE_FAULT;
+		}
+	return PROLOG_OK;
+}
+
+static enum prolog_result prolog_free_devices(struct prolog *p)
+{
+	struct guest_list list;
+	enum prolog_result res = PROLOG_OK;
+	int r;
+
+	if (p->plan.n_devices == 0)
+		return PROLOG_OK;
+	r = guests_scan(&p->conf, &list);
+	if (r < 0) {
+		log_errno(r, "job %u: cannot list this node's guests",
+			  p->req.job_id);
+		return PROLOG_NODE_FAULT;
+	}
+	if (list.libvirt_down) {
+		log_error("job %u: libvirt at %s is unreachable", p->req.job_id,
+			  p->conf.libvirt_uri);
+		res = PROLOG_NODE_FAULT;
+	}
+	for (size_t i = 0; res == PROLOG_OK && i < list.n; i++) {
+		const struct plan_device *d =
+			guest_holds_planned(p, &list.v[i]);
+
+		if (d)
+			res = prolog_reclaim_guest(p, &list.v[i], d);
+	}
+	if (res == PROLOG_OK)
+		res = prolog_check_other_holders(p, &list);
+	guest_list_free(&list);
+	return res;
+}
+
+/* The state directory is this prolog's until it exits (`slurm-vm cleanup`
+ * and a concurrent epilog wait); --vm-keep is recorded for whoever tears
+ * the guest down. */
+static enum prolog_result prolog_own_state(struct prolog *p)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (statedir_lock(p->state_fd, p->conf.shutdown_timeout + 30) < 0) {
+		log_error("job %u: %s is locked by another prolog or epilog",
+			  p->req.job_id, p->state_path);
+		return PROLOG_NODE_FAULT;
+	}
+	if (!p->req.keep)
+		return PROLOG_OK;
+	fd = openat(p->state_fd, GUEST_KEEP_FILE,
+		    O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_errno(errno, "job %u: cannot record --vm-keep",
+			  p->req.job_id);
+		return PROLOG_NODE_FAULT;
+	}
+	return PROLOG_OK;
+}
+
+/* Runs one phase when the ones before succeeded, and logs its time. */
+static enum prolog_result
+prolog_phase(struct prolog *p, const char *name,
+	     enum prolog_result (*fn)(struct prolog *), enum prolog_result res)
+{
+	double t0;
+
+	if (res != PROLOG_OK)
+		return res;
+	t0 = clock_now_s();
+	res = fn(p);
+	log_info("job %u: phase %s %.3fs", p->req.job_id, name,
+		 clock_now_s() - t0);
+	return res;
+}
+
 static enum prolog_result prolog_run(struct prolog *p)
 {
 	_cleanup_free_ char *conf_path = vmconf_default_path();
@@ -183,19 +354,19 @@ static enum prolog_result prolog_run(struct prolog *p)
 				     p->req.job_id, log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
-	res = prolog_check_image(p);
-	if (res == PROLOG_OK)
-		res = prolog_resolve_alloc(p);
-	if (res == PROLOG_OK)
-		res = prolog_plan(p);
+	res = prolog_own_state(p);
+	res = prolog_phase(p, "check", prolog_check_image, res);
+	res = prolog_phase(p, "alloc", prolog_resolve_alloc, res);
+	res = prolog_phase(p, "plan", prolog_plan, res);
 	if (res == PROLOG_OK && !p->conf.boot) {
 		log_info("job %u: Boot=no in vm.conf: planned only, no guest",
 			 p->req.job_id);
 		prolog_record_reason(p, "Boot=no in vm.conf on node %s: the VM of job %u was planned but not booted",
 				     p->alloc.node, p->req.job_id);
+		return res;
 	}
-	else if (res == PROLOG_OK)
-		res = prolog_boot(p);
+	res = prolog_phase(p, "reclaim", prolog_free_devices, res);
+	res = prolog_phase(p, "boot", prolog_boot, res);
 	if (res == PROLOG_JOB_FAULT && p->state_fd >= 0 && !p->reason_recorded)
 		prolog_record_reason(p, "job %u: %s", p->req.job_id,
 				     log_last_error());
@@ -220,11 +391,18 @@ int main(int argc, char **argv)
 {
 	struct prolog p = { .state_fd = -1 };
 	enum prolog_result res;
+	double t0;
 
 	if (!request_wanted())
 		return EXIT_SUCCESS;
+	t0 = clock_now_s();
 	log_open("slurm-vm-prolog");
 	res = prolog_run(&p);
+	log_info("job %u: prolog done in %.3fs: %s", p.req.job_id,
+		 clock_now_s() - t0,
+		 res == PROLOG_OK	   ? "ok"
+		 : res == PROLOG_JOB_FAULT ? "job fault"
+					   : "node fault");
 	prolog_free(&p);
 	return res == PROLOG_NODE_FAULT ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -4,10 +4,11 @@
 #include "alloc.h"
 #include "image.h"
 #include "placement.h"
+#include "reclaim.h"
 #include "request.h"
 #include "vmconf.h"
 
-#define DOMAIN_NAME_PREFIX "slurmvm-"
+#define DOMAIN_NAME_PREFIX GUEST_DOMAIN_PREFIX
 
 enum prolog_result {
 	PROLOG_OK = 0,

@@ -10,6 +10,8 @@
 #                       the test users, a cluster with libvirtd, the vm.conf
 #                       settings given, and the guest as image "testguest"
 #   guest_node_up       ok/fail: the node is still in service
+#   guest_nothing_left JOBID   ok/fail: no domain, qemu, overlay, relay or
+#                       state directory of the job's guest remains
 
 guest_cluster_start() {
 	local kv
@@ -69,4 +71,18 @@ guest_exec() {
 	shift 3 # USER JOBID --
 	harness_as_user "$user" "$HARNESS_BIN/slurm-vm-exec" \
 		--socket "$(guest_state_dir "$job")/sock/relay.sock" --cwd / -- "$@"
+}
+
+guest_nothing_left() {
+	local job=$1 left="" dom=slurmvm-job-$1.0
+	virsh -q list --name | grep -qx "$dom" && left+=" domain"
+	[ -e "$HARNESS_DIR/vm/overlay/job-$job.0.qcow2" ] && left+=" overlay"
+	[ -e "$(guest_state_dir "$job")" ] && left+=" state-dir"
+	pgrep -f "slurm-vm-relay.*job-$job\\.0/" >/dev/null && left+=" relay"
+	pgrep -f "guest=$dom," >/dev/null && left+=" qemu"
+	if [ -z "$left" ]; then
+		ok "job $job: nothing left on the node"
+	else
+		fail "job $job left:$left"
+	fi
 }

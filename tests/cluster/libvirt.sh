@@ -7,6 +7,14 @@
 #                            the daemons libvirt_start started, remove their
 #                            pid files, sockets and state
 #
+#   libvirt_restart          stop our libvirtd (SIGTERM) and start it again
+#                            with the same configuration; registered users
+#                            and running guests stay (qemu outlives it and
+#                            the new daemon reconnects). Returns 2 for a
+#                            libvirtd the harness did not start. Every test
+#                            sharing the daemon sees it go: fault tests run
+#                            it under the guest lock.
+#
 # PREFIX defaults to $SVM_LIBVIRT_PREFIX or "svmtest-". Both functions are
 # idempotent and safe under `set -eu`; libvirt_stop is meant for an EXIT trap.
 # A libvirtd that was running before libvirt_start is used as it is and never
@@ -182,6 +190,39 @@ libvirt_start() {
 
 libvirt_stop() {
 	_libvirt_locked _libvirt_stop_locked "$@"
+}
+
+libvirt_restart() {
+	_libvirt_locked _libvirt_restart_locked
+}
+
+_libvirt_restart_locked() {
+	local state cache pid i
+	state=$(_libvirt_state)
+	cache=${SVM_LIBVIRT_CACHE:-/var/cache/slurm-vm-test/libvirt}
+	if [ -e "$state/foreign" ]; then
+		_libvirt_log "libvirtd was not started by the harness: not restarting it"
+		return 2
+	fi
+	pid=$(_libvirt_pid "$state/libvirtd.pid") || {
+		_libvirt_log "no libvirtd of ours runs"
+		return 1
+	}
+	_libvirt_kill "$pid" libvirtd || return 1
+	rm -f /run/libvirt/libvirt-sock /run/libvirt/libvirt-sock-ro \
+		/run/libvirt/libvirt-admin-sock
+	# virtlogd keeps running: it holds the guests' console logs.
+	unshare -m --propagation private -- bash -c "$(_libvirt_ns_script)" \
+		libvirt-ns "$state" "$cache" 0 >"$state/start.log" 2>&1 9>&- || {
+		sed 's/^/  /' "$state/start.log" >&2
+		return 1
+	}
+	for ((i = 0; i < ${SVM_LIBVIRT_TIMEOUT:-60} * 4; i++)); do
+		_libvirt_answers && return 0
+		sleep 0.25
+	done
+	_libvirt_log "libvirtd does not answer after the restart"
+	return 1
 }
 
 # True when libvirtd answers within SVM_LIBVIRT_TIMEOUT while PID lives.

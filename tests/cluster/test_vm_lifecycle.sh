@@ -25,21 +25,6 @@ wait_end() {
 		"squeue -h -j $1 -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL'"
 }
 
-# nothing_left JOB: no domain, overlay, relay or state of the job remains.
-nothing_left() {
-	local job=$1 left=""
-	running "$job" && left+=" domain"
-	[ -e "$HARNESS_DIR/vm/overlay/job-$job.0.qcow2" ] && left+=" overlay"
-	[ -e "$(guest_state_dir "$job")" ] && left+=" state-dir"
-	pgrep -f "slurm-vm-relay.*job-$job\\.0/" >/dev/null && left+=" relay"
-	pgrep -f "guest=$(domain_of "$job")," >/dev/null && left+=" qemu"
-	if [ -z "$left" ]; then
-		ok "job $job: nothing left on the node"
-	else
-		fail "job $job left:$left"
-	fi
-}
-
 # --- a normal VM job
 a=$(submit --vm-image=testguest --gres=gpu:1,ibvf:1 --wrap 'sleep 120')
 if harness_wait 180 "job $a's guest to be ready" logged "$a" "guest ready"; then
@@ -89,7 +74,7 @@ scancel "$a"
 wait_end "$a" || fail "job $a did not end"
 harness_wait 30 "job $a's cleanup" bash -c "! virsh -q list --name | grep -qx $dom" || true
 sleep 1
-nothing_left "$a"
+guest_nothing_left "$a"
 guest_node_up
 
 # --- a guest that never becomes ready: the job fails, the node stays up
@@ -102,7 +87,7 @@ else
 	fail "job $b: no 'not ready' in the log"
 	grep "job $b:" "$HARNESS_VM_LOG" | tail -5
 fi
-nothing_left "$b"
+guest_nothing_left "$b"
 guest_node_up
 harness_vmconf_set BootTimeout 60
 
@@ -114,7 +99,7 @@ sleep 2
 scancel "$c"
 wait_end "$c" || fail "job $c did not end"
 sleep 2
-nothing_left "$c"
+guest_nothing_left "$c"
 guest_node_up
 
 # --- the epilog again, by hand, for a job long gone: nothing to do, exit 0
@@ -134,7 +119,7 @@ wait_end "$d" || true
 env -i SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$d" SPANK_VM_IMAGE=testguest \
 	"$HARNESS_BIN/slurm-vm-epilog" || true
 sleep 1
-nothing_left "$d"
+guest_nothing_left "$d"
 scontrol update nodename="${HARNESS_NODES[0]}" state=resume >/dev/null 2>&1 || true
 
 [ "$failures" = 0 ]

@@ -22,6 +22,7 @@ TESTS += tests/unit/test_journal
 include $(srcdir)/tests/unit/proto.mk
 include $(srcdir)/tests/unit/placement.mk
 include $(srcdir)/tests/unit/gresgen.mk
+include $(srcdir)/tests/unit/reclaim.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that

@@ -1,0 +1,140 @@
+#!/bin/bash
+# The prolog's and epilog's own time, per phase, from N VM jobs on the test
+# cluster (tests/cluster/harness.sh: real slurmctld, slurmd and libvirtd, the
+# test guest under TCG), read from the phases both log:
+#   prolog  check, alloc, plan, reclaim, overlay, seed (when there is one),
+#           define+start; their sum and the whole prolog minus the guest's
+#           boot (boot-to-ready: from define+start to the agent's ready,
+#           relay start included) is our overhead;
+#   libvirt define+start against `virsh create` of the same domain XML
+#           (the peer: plain libvirt, measured in the same run);
+#   epilog  each undone journal step (RELAY, DOMAIN: ACPI shutdown, OVERLAY)
+#           and the state directory's removal;
+#   non-VM  the prolog of a job without --vm-image against /bin/true, M
+#           execs each: what plain jobs pay for the suite.
+#
+#   flock /tmp/slurm-vm-guest.lock bench/vm_bench.sh [N]     (root; N=3)
+#
+# Prints a human table, then one line per figure:
+#   BENCH|<name>|<value>|<unit>|<peer or ->|<ratio or ->|<note>
+# Medians over the N jobs. Under TCG the boot and shutdown are regression
+# figures only (the note says TCG); the prolog's own phases are not
+# emulated work. Takes about N x 40 s plus the cluster start.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+n=${1:-3}
+m=${SVM_BENCH_EXECS:-200}
+user=svmtest
+export BUILD_DIR=${BUILD_DIR:-$here/../build}
+. "$here/../tests/cluster/harness.sh"
+. "$here/../tests/cluster/guest.sh"
+
+[ "$(id -u)" = 0 ] || { echo "vm_bench: run as root" >&2; exit 1; }
+guest_cluster_start 90 ShutdownTimeout=10
+work=$HARNESS_DIR/bench
+mkdir -p "$work"
+
+# ---- N VM jobs, one after the other
+jobs=()
+for ((i = 0; i < n; i++)); do
+	j=$(harness_as_user "$user" sbatch --parsable -c2 --mem=1G \
+		--vm-image=testguest --gres=gpu:1,ibvf:1 --wrap 'sleep 3')
+	jobs+=("$j")
+	harness_wait 240 "job $j's guest" grep -q "job $j: prolog done" "$HARNESS_VM_LOG" ||
+		harness_die "job $j: no prolog end in the log"
+	grep -q "job $j: prolog done in [0-9.]*s: ok" "$HARNESS_VM_LOG" ||
+		harness_die "job $j: $(grep "job $j: prolog done" "$HARNESS_VM_LOG")"
+	# The domain XML for the libvirt peer, once.
+	[ -s "$work/domain.xml" ] || virsh dumpxml --inactive "slurmvm-job-$j.0" >"$work/domain.xml"
+	harness_wait 120 "job $j's epilog" grep -q "job $j: VM job ended" "$HARNESS_VM_LOG" ||
+		harness_die "job $j: no epilog end in the log"
+done
+
+# ---- the peer: `virsh create` of the same XML, another name, own files
+# (svmtest-*: libvirt.sh removes such domains should this script die)
+harness_exit_hook() { virsh -q destroy "svmtest-bench-peer-$$" >/dev/null 2>&1 || true; }
+sed -e "s|<name>[^<]*</name>|<name>svmtest-bench-peer-$$</name>|" -e '/<uuid>/d' \
+	-e "s|$HARNESS_DIR/vm/state/job-[0-9.]*/|$work/|g" \
+	-e "s|$HARNESS_DIR/vm/overlay/[^']*\.qcow2|$work/peer.qcow2|g" \
+	"$work/domain.xml" >"$work/peer.xml"
+base=$(sed -n "s|.*<source file='\\($HARNESS_IMAGES/[^']*\\)'.*|\\1|p" "$work/domain.xml" | head -1)
+for ((i = 0; i < n; i++)); do
+	qemu-img create -q -f qcow2 -F qcow2 -b "$base" "$work/peer.qcow2"
+	t0=$EPOCHREALTIME
+	virsh -q create "$work/peer.xml" >/dev/null
+	t1=$EPOCHREALTIME
+	virsh -q destroy "svmtest-bench-peer-$$" >/dev/null 2>&1 || true
+	echo "$t0 $t1" | awk '{ printf "%.3f\n", $2 - $1 }' >>"$work/peer.s"
+	rm -f "$work/peer.qcow2"
+done
+
+# ---- a job without --vm-image: the prolog against /bin/true
+prolog=$HARNESS_BIN/slurm-vm-prolog
+time_execs() { # CMD -> one duration in seconds a line
+	local i t0 t1
+	for ((i = 0; i < m; i++)); do
+		t0=$EPOCHREALTIME
+		env -i SLURM_JOB_ID=1 SLURM_JOB_UID=0 SLURM_JOB_USER=root "$1"
+		t1=$EPOCHREALTIME
+		echo "$t0 $t1"
+	done | awk '{ printf "%.6f\n", $2 - $1 }'
+}
+time_execs /bin/true >"$work/true.s"
+time_execs "$prolog" >"$work/novm.s"
+
+# ---- the figures
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "" }'; }
+# phase JOB PATTERN: the seconds logged after PATTERN for JOB
+phase() { grep -o "job $1: $2 [0-9.]*s" "$HARNESS_VM_LOG" | tail -1 | sed 's/.* \([0-9.]*\)s$/\1/'; }
+fig() { # NAME PATTERN -> median seconds over the jobs ("" when never logged)
+	local j
+	for j in "${jobs[@]}"; do phase "$j" "$2"; done | grep . | median
+}
+ms() { [ -n "$1" ] && awk -v s="$1" 'BEGIN { printf "%.1f", s * 1000 }' || echo ""; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+bench() { printf 'BENCH|%s|%s|%s|%s|%s|%s\n' "$@"; }
+
+for j in "${jobs[@]}"; do
+	total=$(phase "$j" "prolog done in")
+	boot=$(phase "$j" "phase boot")
+	ov=$(phase "$j" "phase overlay")
+	seed=$(phase "$j" "phase seed")
+	def=$(phase "$j" "phase define+start")
+	awk -v t="$total" -v b="$boot" -v o="$ov" -v s="${seed:-0}" -v d="$def" \
+		'BEGIN { r = b - o - s - d; printf "%.3f %.3f\n", r, t - r }'
+done >"$work/split"
+ready=$(cut -d' ' -f1 "$work/split" | median)
+overhead=$(cut -d' ' -f2 "$work/split" | median)
+total=$(fig total "prolog done in")
+define=$(fig define "phase define+start")
+peer=$(median <"$work/peer.s")
+epilog=$(fig epilog "VM job ended: [0-9]* steps undone in")
+true_s=$(median <"$work/true.s")
+novm_s=$(median <"$work/novm.s")
+added=$(awk -v a="$novm_s" -v b="$true_s" 'BEGIN { printf "%.3f", (a - b) * 1000 }')
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+echo "# slurm-vm prolog/epilog bench, $(date -u +%Y-%m-%dT%H:%MZ): $n VM jobs" \
+	"(-c2 --mem=1G --gres=gpu:1,ibvf:1, test guest, DeviceAttach=emulate)"
+echo "# TCG (no KVM): boot and shutdown are REGRESSION figures for this machine;" \
+	"host $(uname -r), $cpu, $(nproc) cores"
+{
+	bench prolog_total "$(ms "$total")" ms - - "TCG; median of $n, guest boot included"
+	bench prolog_overhead "$(ms "$overhead")" ms "guest boot-to-ready" "$(ratio "$overhead" "$ready")" "prolog minus guest boot; median of $n"
+	bench guest_boot_to_ready "$(ms "$ready")" ms - - "TCG; define+start done to agent ready, relay start included"
+	for p in check alloc plan reclaim overlay seed define+start; do
+		v=$(fig "$p" "phase $p")
+		[ -n "$v" ] || continue
+		bench "prolog_phase_${p/+/_}" "$(ms "$v")" ms - - "median of $n"
+	done
+	bench libvirt_start "$(ms "$define")" ms "virsh create, same XML" "$(ratio "$define" "$peer")" "TCG; define+start of the transient domain; median of $n"
+	bench epilog_total "$(ms "$epilog")" ms - - "TCG; ACPI shutdown included (ShutdownTimeout=10); median of $n"
+	for v in RELAY DOMAIN OVERLAY SEED STATEDIR; do
+		x=$(fig "$v" "epilog phase $v")
+		[ -n "$x" ] || continue
+		bench "epilog_phase_$(tr 'A-Z' 'a-z' <<<"$v")" "$(ms "$x")" ms - - "median of $n"
+	done
+	bench prolog_no_vm_added "$added" ms "/bin/true" "$(ratio "$novm_s" "$true_s")" "prolog of a job without --vm-image minus /bin/true; medians of $m execs"
+} >"$work/bench"
+awk -F'|' '{ printf "%-28s %10s %-3s  peer: %-24s ratio: %-5s %s\n", $2, $3, $4, $5, $6, $7 }' "$work/bench"
+cat "$work/bench"

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jobfate.h"
+#include "log.h"
+
+/* slurm.h's enum job_states, as squeue names them. */
+static const char *job_state_name(uint32_t state)
+{
+	static const char *const names[] = {
+		[JOB_PENDING] = "PENDING",     [JOB_RUNNING] = "RUNNING",
+		[JOB_SUSPENDED] = "SUSPENDED", [JOB_COMPLETE] = "COMPLETED",
+		[JOB_CANCELLED] = "CANCELLED", [JOB_FAILED] = "FAILED",
+		[JOB_TIMEOUT] = "TIMEOUT",     [JOB_NODE_FAIL] = "NODE_FAIL",
+		[JOB_PREEMPTED] = "PREEMPTED", [JOB_BOOT_FAIL] = "BOOT_FAIL",
+		[JOB_DEADLINE] = "DEADLINE",   [JOB_OOM] = "OUT_OF_MEMORY",
+	};
+	uint32_t base = state & JOB_STATE_BASE;
+
+	return base < JOB_END && names[base] ? names[base] : "UNKNOWN";
+}
+
+int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
+	     char *why, size_t why_len)
+{
+	job_info_msg_t *msg = NULL;
+	const slurm_job_info_t *job;
+	uint32_t state;
+	int err;
+
+	if (uid)
+		*uid = -1;
+	if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
+		err = slurm_get_errno();
+		if (err == ESLURM_INVALID_JOB_ID) {
+			*fate = JOB_FATE_ENDED;
+			snprintf(why, why_len, "unknown to slurmctld");
+			return 0;
+		}
+		snprintf(why, why_len, "slurmctld unreachable: %s",
+			 slurm_strerror(err));
+		return -EHOSTDOWN;
+	}
+	if (msg->record_count != 1) {
+		slurm_free_job_info_msg(msg);
+		*fate = JOB_FATE_ENDED;
+		snprintf(why, why_len, "unknown to slurmctld");
+		return 0;
+	}
+	job = &msg->job_array[0];
+	state = job->job_state;
+	if (uid)
+		*uid = (long)job->user_id;
+	if (job->restart_cnt > restart) {
+		*fate = JOB_FATE_ENDED;
+		snprintf(why, why_len, "requeued (now restart %u)",
+			 (unsigned)job->restart_cnt);
+	} else if (state & JOB_COMPLETING) {
+		*fate = JOB_FATE_ACTIVE;
+		snprintf(why, why_len, "COMPLETING");
+	} else {
+		/* Past SUSPENDED the base states are all ends. */
+		*fate = (state & JOB_STATE_BASE) > JOB_SUSPENDED
+				? JOB_FATE_ENDED
+				: JOB_FATE_ACTIVE;
+		snprintf(why, why_len, "%s", job_state_name(state));
+	}
+	slurm_free_job_info_msg(msg);
+	return 0;
+}
+
+int guest_reclaim_if_ended(const struct vmconf *conf, const struct guest *g,
+			   struct teardown_result *res, char *why,
+			   size_t why_len)
+{
+	enum job_fate fate;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	r = job_fate(g->job_id, g->restart, &fate, NULL, why, why_len);
+	if (r < 0)
+		return r;
+	if (fate == JOB_FATE_ACTIVE)
+		return 0;
+	r = guest_reclaim(conf, g, 0, res);
+	return r < 0 ? r : 1;
+}

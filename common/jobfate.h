@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Whether a job has ended, as slurmctld says (public libslurm API), and
+ * reclaiming a guest only then. In libslurmvm-slurm.la, apart from
+ * libslurmvm: spank_vm.so, loaded into Slurm's own processes, must not link
+ * libslurm.
+ *
+ * An incarnation job-<id>.<restart> has ended when slurmctld does not know
+ * the job (purged after MinJobAge), when the job was requeued since (a
+ * higher restart count), or when it is finished and no longer completing.
+ * Pending, running, suspended and completing (its epilog runs) are active.
+ * An unreachable slurmctld decides nothing: -EHOSTDOWN, and nothing is
+ * reclaimed.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reclaim.h"
+
+enum job_fate {
+	JOB_FATE_ACTIVE,
+	JOB_FATE_ENDED,
+};
+
+/* @why gets what slurmctld said, e.g. "RUNNING", "COMPLETED",
+ * "unknown to slurmctld", "requeued (now restart 2)"; @uid (may be NULL)
+ * the job's user when slurmctld knows the job, else -1. */
+int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
+	     char *why, size_t why_len);
+
+/* Reclaims @g (guest_reclaim(), not waiting for its lock) when its job has
+ * ended. Returns 1 reclaimed, 0 left alone because the job is active
+ * (@why says how), -EHOSTDOWN when slurmctld did not answer (nothing done),
+ * or guest_reclaim()'s error. */
+int guest_reclaim_if_ended(const struct vmconf *conf, const struct guest *g,
+			   struct teardown_result *res, char *why,
+			   size_t why_len);

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "domain.h"
+#include "hypervisor.h"
+#include "journal.h"
+#include "log.h"
+#include "reclaim.h"
+#include "strutil.h"
+
+/* "job-<id>.<restart>" exactly as statedir_name() writes it. */
+static int parse_state_name(const char *name, uint32_t *job, unsigned *restart)
+{
+	char canon[64];
+	unsigned id, rc;
+	char tail;
+
+	if (sscanf(name, "job-%u.%u%c", &id, &rc, &tail) != 2)
+		return -EINVAL;
+	if (statedir_name(id, rc, canon, sizeof(canon)) < 0 ||
+	    strcmp(canon, name) != 0)
+		return -EINVAL;
+	*job = id;
+	*restart = rc;
+	return 0;
+}
+
+static struct guest *guest_find_or_add(struct guest_list *list,
+				       const char *name, uint32_t job,
+				       unsigned restart)
+{
+	struct guest *v;
+
+	for (size_t i = 0; i < list->n; i++)
+		if (strcmp(list->v[i].name, name) == 0)
+			return &list->v[i];
+	v = realloc(list->v, (list->n + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	list->v = v;
+	v = &list->v[list->n++];
+	guest_from_job(v, job, restart);
+	v->has_state = false;
+	return v;
+}
+
+void guest_from_job(struct guest *g, uint32_t job_id, unsigned restart)
+{
+	memset(g, 0, sizeof(*g));
+	statedir_name(job_id, restart, g->name, sizeof(g->name));
+	g->job_id = job_id;
+	g->restart = restart;
+	g->has_state = true;
+	g->uid = -1;
+}
+
+static int scan_state_dirs(const struct vmconf *conf, struct guest_list *list)
+{
+	_cleanup_close_ int top = -1;
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	top = open(conf->state_dir,
+		   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (top < 0)
+		return errno == ENOENT
+			       ? 0
+			       : log_errno(errno, "cannot open StateDir %s",
+					   conf->state_dir);
+	d = fdopendir(dup(top));
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char marker[sizeof(de->d_name) + sizeof(GUEST_TORN_DOWN_FILE) +
+			    1];
+		struct stat st;
+		struct guest *g;
+		uint32_t job;
+		unsigned restart;
+
+		if (parse_state_name(de->d_name, &job, &restart) < 0 ||
+		    fstatat(top, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		g = guest_find_or_add(list, de->d_name, job, restart);
+		if (!g) {
+			r = -ENOMEM;
+			break;
+		}
+		g->has_state = true;
+		snprintf(marker, sizeof(marker), "%s/" GUEST_TORN_DOWN_FILE,
+			 de->d_name);
+		g->torn_down =
+			fstatat(top, marker, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	}
+	closedir(d);
+	return r;
+}
+
+/* ---------------------------------------------------------------- XML */
+
+static xmlXPathObjectPtr xpath(xmlXPathContextPtr ctx, const char *expr)
+{
+	xmlXPathObjectPtr o = xmlXPathEvalExpression(BAD_CAST expr, ctx);
+
+	if (o && (!o->nodesetval || o->nodesetval->nodeNr == 0)) {
+		xmlXPathFreeObject(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* The attribute's value, malloc'd (xmlFree), or NULL. */
+static char *attr_of(xmlNodePtr n, const char *name)
+{
+	return (char *)xmlGetProp(n, BAD_CAST name);
+}
+
+/* Does a file the domain names (channel socket, console log) lie inside
+ * <StateDir>/<name>/? That ties the domain to this node's state. */
+static bool domain_tied(xmlXPathContextPtr ctx, const char *prefix)
+{
+	xmlXPathObjectPtr o =
+		xpath(ctx, "/domain/devices//@path | /domain/devices//@file");
+	bool tied = false;
+
+	for (int i = 0; o && !tied && i < o->nodesetval->nodeNr; i++) {
+		xmlChar *v = xmlNodeGetContent(o->nodesetval->nodeTab[i]);
+
+		tied = v && strncmp((char *)v, prefix, strlen(prefix)) == 0 &&
+		       !strstr((char *)v + strlen(prefix), "..");
+		xmlFree(v);
+	}
+	xmlXPathFreeObject(o);
+	return tied;
+}
+
+static int guest_read_metadata(struct guest *g, xmlXPathContextPtr ctx)
+{
+	xmlXPathObjectPtr o = xpath(ctx, "/domain/metadata/svm:job");
+	int r = 0;
+
+	if (o) {
+		char *uid = attr_of(o->nodesetval->nodeTab[0], "uid");
+		unsigned u;
+
+		if (uid && str_to_uint(uid, &u) == 0)
+			g->uid = (long)u;
+		xmlFree(uid);
+		xmlXPathFreeObject(o);
+	}
+	o = xpath(ctx, "/domain/metadata/svm:job/svm:device");
+	if (!o)
+		return 0;
+	g->devices = calloc(o->nodesetval->nodeNr, sizeof(*g->devices));
+	if (!g->devices)
+		r = -ENOMEM;
+	for (int i = 0; !r && i < o->nodesetval->nodeNr; i++) {
+		xmlNodePtr n = o->nodesetval->nodeTab[i];
+		struct guest_device *d = &g->devices[g->n_devices];
+		char *addr = attr_of(n, "address"), *gres = attr_of(n, "gres");
+		char *index = attr_of(n, "index");
+		unsigned idx;
+
+		if (addr) {
+			d->addr = strdup(addr);
+			d->gres = strdup(gres ? gres : "?");
+			d->index = index && str_to_uint(index, &idx) == 0
+					   ? (int)idx
+					   : -1;
+			g->n_devices++;
+			if (!d->addr || !d->gres)
+				r = -ENOMEM;
+		}
+		xmlFree(addr);
+		xmlFree(gres);
+		xmlFree(index);
+	}
+	xmlXPathFreeObject(o);
+	return r;
+}
+
+static int add_foreign(struct guest_list *list, const char *domain,
+		       xmlXPathContextPtr ctx)
+{
+	xmlXPathObjectPtr o = xpath(
+		ctx, "/domain/devices/hostdev[@type='pci']/source/address");
+	int r = 0;
+
+	for (int i = 0; o && !r && i < o->nodesetval->nodeNr; i++) {
+		xmlNodePtr n = o->nodesetval->nodeTab[i];
+		char *dom = attr_of(n, "domain"), *bus = attr_of(n, "bus");
+		char *slot = attr_of(n, "slot"), *fn = attr_of(n, "function");
+		struct foreign_hostdev *v;
+		char addr[32];
+
+		if (bus && slot && fn) {
+			snprintf(addr, sizeof(addr), "%04lx:%02lx:%02lx.%lx",
+				 dom ? strtoul(dom, NULL, 0) : 0,
+				 strtoul(bus, NULL, 0), strtoul(slot, NULL, 0),
+				 strtoul(fn, NULL, 0));
+			v = realloc(list->foreign,
+				    (list->n_foreign + 1) * sizeof(*v));
+			if (v) {
+				list->foreign = v;
+				v[list->n_foreign].addr = strdup(addr);
+				v[list->n_foreign].domain = strdup(domain);
+				list->n_foreign++;
+			} else
+				r = -ENOMEM;
+		}
+		xmlFree(dom);
+		xmlFree(bus);
+		xmlFree(slot);
+		xmlFree(fn);
+	}
+	xmlXPathFreeObject(o);
+	return r;
+}
+
+/* One active domain: ours (tied to our StateDir) or foreign. */
+static int scan_domain(const struct vmconf *conf, struct guest_list *list,
+		       struct hypervisor *hv, const char *name)
+{
+	_cleanup_free_ char *xml = NULL, *prefix = NULL;
+	const char *state_name = name + strlen(GUEST_DOMAIN_PREFIX);
+	xmlXPathContextPtr ctx = NULL;
+	xmlDocPtr doc;
+	uint32_t job = 0;
+	unsigned restart = 0;
+	bool ours;
+	int r;
+
+	if (hv_dumpxml(hv, name, &xml) < 0)
+		return 0; /* gone meanwhile */
+	doc = xmlReadMemory(xml, (int)strlen(xml), "domain.xml", NULL,
+			    XML_PARSE_NONET | XML_PARSE_NOERROR |
+				    XML_PARSE_NOWARNING);
+	if (!doc)
+		return 0;
+	ctx = xmlXPathNewContext(doc);
+	r = ctx ? 0 : -ENOMEM;
+	if (!r && xmlXPathRegisterNs(ctx, BAD_CAST DOMAIN_XMLNS_PREFIX,
+				     BAD_CAST DOMAIN_XMLNS) != 0)
+		r = -ENOMEM;
+	ours = strncmp(name, GUEST_DOMAIN_PREFIX,
+		       strlen(GUEST_DOMAIN_PREFIX)) == 0 &&
+	       parse_state_name(state_name, &job, &restart) == 0 &&
+	       asprintf(&prefix, "%s/%s/", conf->state_dir, state_name) >= 0 &&
+	       domain_tied(ctx, prefix);
+	if (!r && ours) {
+		struct guest *g =
+			guest_find_or_add(list, state_name, job, restart);
+
+		if (!g)
+			r = -ENOMEM;
+		else {
+			g->has_domain = true;
+			if (hv_domain_state(hv, name, &g->domain_state) < 0)
+				g->domain_state = "unknown";
+			r = guest_read_metadata(g, ctx);
+		}
+	} else if (!r)
+		r = add_foreign(list, name, ctx);
+	xmlXPathFreeContext(ctx);
+	xmlFreeDoc(doc);
+	return r;
+}
+
+static int guest_cmp(const void *a, const void *b)
+{
+	const struct guest *x = a, *y = b;
+
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	return x->restart < y->restart ? -1 : x->restart > y->restart;
+}
+
+int guests_scan(const struct vmconf *conf, struct guest_list *list)
+{
+	_cleanup_strv_free_ char **names = NULL;
+	struct hypervisor *hv = NULL;
+	int r;
+
+	memset(list, 0, sizeof(*list));
+	r = scan_state_dirs(conf, list);
+	if (r < 0)
+		goto out;
+	if (!conf->boot || hv_open(conf->libvirt_uri, &hv) < 0 ||
+	    hv_list(hv, "", &names) < 0) {
+		list->libvirt_down = conf->boot;
+		goto out;
+	}
+	for (size_t i = 0; names[i] && r == 0; i++)
+		r = scan_domain(conf, list, hv, names[i]);
+out:
+	hv_close(hv);
+	if (r < 0) {
+		guest_list_free(list);
+		return r;
+	}
+	if (list->n)
+		qsort(list->v, list->n, sizeof(*list->v), guest_cmp);
+	return 0;
+}
+
+void guest_list_free(struct guest_list *list)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		for (size_t k = 0; k < list->v[i].n_devices; k++) {
+			free(list->v[i].devices[k].addr);
+			free(list->v[i].devices[k].gres);
+		}
+		free(list->v[i].devices);
+	}
+	for (size_t i = 0; i < list->n_foreign; i++) {
+		free(list->foreign[i].addr);
+		free(list->foreign[i].domain);
+	}
+	free(list->v);
+	free(list->foreign);
+	memset(list, 0, sizeof(*list));
+}
+
+const struct guest *guests_holding(const struct guest_list *list,
+				   const char *addr)
+{
+	for (size_t i = 0; i < list->n; i++)
+		for (size_t k = 0;
+		     list->v[i].has_domain && k < list->v[i].n_devices; k++)
+			if (strcasecmp(list->v[i].devices[k].addr, addr) == 0)
+				return &list->v[i];
+	return NULL;
+}
+
+const char *guests_foreign_holder(const struct guest_list *list,
+				  const char *addr)
+{
+	for (size_t i = 0; i < list->n_foreign; i++)
+		if (list->foreign[i].addr &&
+		    strcasecmp(list->foreign[i].addr, addr) == 0)
+			return list->foreign[i].domain;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ reclaim */
+
+static void time_step(struct teardown_result *res, const char *verb, double t0,
+		      int error)
+{
+	struct teardown_step_time *st;
+
+	if (res->n_timed == TEARDOWN_TIMED_STEPS)
+		return;
+	st = &res->timed[res->n_timed++];
+	snprintf(st->verb, sizeof(st->verb), "%s", verb);
+	st->seconds = clock_now_s() - t0;
+	st->error = error;
+}
+
+/* A domain of ours the journal does not name (a lost journal). */
+static int destroy_unjournaled(const struct vmconf *conf, const char *name,
+			       struct teardown_result *res)
+{
+	char domain[96];
+	struct hypervisor *hv = NULL;
+	double t0 = clock_now_s();
+	int r;
+
+	snprintf(domain, sizeof(domain), GUEST_DOMAIN_PREFIX "%s", name);
+	r = hv_open(conf->libvirt_uri, &hv);
+	if (r == 0)
+		r = hv_destroy(hv, domain);
+	hv_close(hv);
+	res->steps++;
+	if (r < 0) {
+		res->failed++;
+		res->node_unsafe = true;
+		log_error("cannot destroy guest %s", domain);
+	}
+	time_step(res, "DESTROY", t0, r);
+	return r;
+}
+
+static int mark_torn_down(int fd)
+{
+	_cleanup_close_ int m =
+		openat(fd, GUEST_TORN_DOWN_FILE,
+		       O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	return m < 0 ? -errno : 0;
+}
+
+int guest_reclaim(const struct vmconf *conf, const struct guest *g,
+		  unsigned lock_wait_s, struct teardown_result *res)
+{
+	_cleanup_close_ int fd = -1;
+	bool keep = false;
+	double t0;
+	int r = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (g->has_state) {
+		fd = statedir_open(conf->state_dir, g->name, false);
+		if (fd < 0 && fd != -ENOENT)
+			return log_errno(fd, "cannot open state %s/%s",
+					 conf->state_dir, g->name);
+	}
+	if (fd < 0 && !g->has_domain)
+		return -ENOENT;
+	if (fd >= 0) {
+		r = statedir_lock(fd, lock_wait_s);
+		if (r < 0)
+			return r;
+		keep = faccessat(fd, GUEST_KEEP_FILE, F_OK,
+				 AT_SYMLINK_NOFOLLOW) == 0;
+		r = teardown_replay(conf, fd, keep, res);
+	}
+	if (g->has_domain && destroy_unjournaled(conf, g->name, res) < 0)
+		r = -EIO;
+	if (fd < 0)
+		return r;
+	if (r < 0) {
+		log_error("%s: %u of %u steps failed; %s/%s kept for another "
+			  "try (slurm-vm cleanup)",
+			  g->name, res->failed, res->steps, conf->state_dir,
+			  g->name);
+		return -EIO;
+	}
+	t0 = clock_now_s();
+	if (keep)
+		r = mark_torn_down(fd);
+	else
+		r = statedir_remove(conf->state_dir, g->name);
+	time_step(res, "STATEDIR", t0, r);
+	if (r < 0)
+		return log_errno(r, "cannot %s %s/%s", keep ? "mark" : "remove",
+				 conf->state_dir, g->name);
+	return 0;
+}
+
+/* ----------------------------------------------------- device holders */
+
+static bool fd_dir_has(const char *pid, const char *target)
+{
+	char dir[64], link[PATH_MAX + 1], path[PATH_MAX];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		ssize_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		found = strcmp(link, target) == 0;
+	}
+	closedir(d);
+	return found;
+}
+
+static void proc_comm(unsigned pid, char *comm, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(comm, len, "?");
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(comm, (int)len, f))
+		comm[strcspn(comm, "\n")] = '\0';
+	fclose(f);
+}
+
+int device_file_holder(const char *path, pid_t *pid, char *comm,
+		       size_t comm_len)
+{
+	_cleanup_free_ char *target = realpath(path, NULL);
+	struct dirent *de;
+	unsigned self = (unsigned)getpid(), p;
+	int found = 0;
+	DIR *d;
+
+	if (!target)
+		return errno == ENOENT ? 0 : -errno;
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while (!found && (de = readdir(d))) {
+		if (str_to_uint(de->d_name, &p) < 0 || p == self)
+			continue;
+		if (!fd_dir_has(de->d_name, target))
+			continue;
+		found = 1;
+		*pid = (pid_t)p;
+		proc_comm(p, comm, comm_len);
+	}
+	closedir(d);
+	return found;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * The guests of this node's StateDir, for `slurm-vm list`, and reclaiming
+ * one (`slurm-vm cleanup`, and the prolog when a device it planned is still
+ * held). Whether a guest's job has ended is Slurm's to say: jobfate.h.
+ *
+ * A guest is known by its state name job-<id>.<restart>: a state directory
+ * <StateDir>/job-<id>.<restart>, an active libvirt domain
+ * slurmvm-job-<id>.<restart>, or both. A domain is this node's only when its
+ * XML names a file inside that very state directory (agent channel, console
+ * log): several clusters may share one libvirtd, and a domain of another
+ * StateDir is never listed, reclaimed or counted as ours.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "teardown.h"
+#include "vmconf.h"
+
+#define GUEST_DOMAIN_PREFIX "slurmvm-"
+/* Written by the epilog into a state directory it kept (--vm-keep): the
+ * guest is gone, the files stay for the user; nothing left to reclaim. */
+#define GUEST_TORN_DOWN_FILE "torn-down"
+/* Written by the prolog when the job asked for --vm-keep, so that whoever
+ * tears the guest down (epilog, cleanup, a later prolog) keeps its files. */
+#define GUEST_KEEP_FILE "keep"
+
+struct guest_device {
+	char *addr; /* host PCI address, from the domain metadata */
+	char *gres; /* "gpu", "ibvf" */
+	int index;  /* the job's GRES index */
+};
+
+struct guest {
+	char name[64]; /* job-<id>.<restart> */
+	uint32_t job_id;
+	unsigned restart;
+	bool has_state;		  /* the state directory exists */
+	bool torn_down;		  /* the epilog finished; kept for --vm-keep */
+	bool has_domain;	  /* an active domain of ours */
+	const char *domain_state; /* "running", "paused", ...; NULL: none */
+	long uid;		  /* from the domain metadata; -1 unknown */
+	struct guest_device *devices;
+	size_t n_devices;
+};
+
+/* A PCI function a domain that is not one of ours passes through. */
+struct foreign_hostdev {
+	char *addr;
+	char *domain;
+};
+
+struct guest_list {
+	struct guest *v;
+	size_t n;
+	struct foreign_hostdev *foreign;
+	size_t n_foreign;
+	bool libvirt_down; /* only the state directories are known */
+};
+
+/* Every guest of conf->state_dir, by state name. An unreachable libvirt is
+ * not an error: list->libvirt_down is set and the state directories are
+ * still listed. */
+int guests_scan(const struct vmconf *conf, struct guest_list *list);
+void guest_list_free(struct guest_list *list);
+/* The guest holding host PCI function @addr, or NULL. */
+const struct guest *guests_holding(const struct guest_list *list,
+				   const char *addr);
+/* The foreign domain passing @addr through, or NULL. */
+const char *guests_foreign_holder(const struct guest_list *list,
+				  const char *addr);
+
+/* Undoes @g: its journal replayed backwards (--vm-keep honoured when the
+ * prolog recorded it), a domain of ours without a journal record destroyed,
+ * the state directory removed (or, kept, marked torn down). The epilog, the
+ * prolog's reclaim and `slurm-vm cleanup` all end a guest this way.
+ * Waits up to @lock_wait_s for the state directory's lock: -EBUSY when a
+ * prolog or epilog holds it still. -ENOENT: neither state nor domain.
+ * On a failed step returns -EIO with @res telling which; the state
+ * directory is then kept, so that the teardown can be tried again. */
+int guest_reclaim(const struct vmconf *conf, const struct guest *g,
+		  unsigned lock_wait_s, struct teardown_result *res);
+/* A guest by name only (what the epilog knows): state, no domain seen. */
+void guest_from_job(struct guest *g, uint32_t job_id, unsigned restart);
+
+/* The first process other than ours with @path open (a /dev/vfio group):
+ * its pid, and its name in @comm. 0 when none, 1 when found. */
+int device_file_holder(const char *path, pid_t *pid, char *comm,
+		       size_t comm_len);

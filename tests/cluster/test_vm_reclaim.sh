@@ -1,0 +1,198 @@
+#!/bin/bash
+# cluster-timeout: 900
+# Guests that outlive their job, and libvirtd going away under a guest:
+#   - `slurm-vm list` shows a running job's guest: user, state, devices;
+#   - libvirtd restarted mid-job: the guest keeps running, a task still
+#     runs in it, and the epilog afterwards tears everything down;
+#   - a job whose epilog never ran (a no-op epilog stands in for a lost or
+#     killed one) leaves its guest holding its devices: `slurm-vm list`
+#     says its job ended; `slurm-vm cleanup` touches nothing while
+#     slurmctld does not answer, nor with another StateDir (a second
+#     cluster sharing this libvirtd); --dry-run names it;
+#   - the next job that needs its device reclaims it in its prolog and runs;
+#   - a prolog meeting a device held by a RUNNING job's guest fails as a
+#     node fault with the reason, and leaves that guest alone;
+#   - `slurm-vm cleanup` reclaims an ended job's guest; nothing is left.
+# Three guest boots in all. Run under the guest lock (it restarts libvirtd).
+set -euo pipefail
+. "$(dirname "$0")/harness.sh"
+. "$(dirname "$0")/guest.sh"
+
+user=svmtest
+guest_cluster_start 60 ShutdownTimeout=5
+
+submit() {
+	harness_as_user "$user" sbatch --parsable -c2 --mem=1G \
+		--vm-image=testguest --gres=gpu:1,ibvf:1 "$@"
+}
+domain_of() { echo "slurmvm-job-$1.0"; }
+running() { virsh -q list --name | grep -qx "$(domain_of "$1")"; }
+logged() { grep -q "job $1: $2" "$HARNESS_VM_LOG"; }
+svm() { "$HARNESS_BIN/slurm-vm" "$@"; }
+list_line() { svm list --parsable 2>/dev/null | grep "^$1\\.0|" || true; }
+ended() {
+	harness_wait "${2:-120}" "job $1 to end" bash -c \
+		"squeue -h -j $1 -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL'"
+}
+ready() {
+	if harness_wait 180 "job $1's guest to be ready" logged "$1" "guest ready"; then
+		ok "job $1: $(grep -o "guest ready.*" "$HARNESS_VM_LOG" | tail -1)"
+	else
+		fail "job $1: no guest"
+		grep "job $1:" "$HARNESS_VM_LOG" | tail -10
+		exit 1
+	fi
+}
+addrs() { virsh dumpxml "$(domain_of "$1")" | grep -o '<svm:device address="[^"]*"' | sed 's/.*="//;s/"//' | sort; }
+
+# The epilog slurmd runs, swapped for a no-op and back: a job ended this
+# way leaves its guest as a lost or killed epilog would.
+epilog_bin=$HARNESS_BIN/slurm-vm-epilog
+epilog_off() {
+	cp -p "$epilog_bin" "$epilog_bin.real"
+	printf '#!/bin/sh\nexit 0\n' >"$epilog_bin.noop"
+	chmod 0755 "$epilog_bin.noop"
+	mv -f "$epilog_bin.noop" "$epilog_bin"
+}
+epilog_on() { mv -f "$epilog_bin.real" "$epilog_bin"; }
+
+# --- a job's guest, listed; libvirtd restarted under it
+a=$(submit --wrap 'sleep 300')
+ready "$a"
+line=$(list_line "$a")
+IFS='|' read -r _ l_user l_slurm l_guest l_state l_devs <<<"$line"
+if [ "$l_user" = "$user" ] && [ "$l_slurm" = RUNNING ] && [ "$l_guest" = running ] &&
+	[ "$l_state" = yes ] && [[ "$l_devs" == gpu:0=*,ibvf:0=* ]]; then
+	ok "slurm-vm list: $line"
+else
+	fail "slurm-vm list for job $a: '$line'"
+	svm list || true
+fi
+
+t0=$(harness_now)
+if libvirt_restart; then
+	ok "libvirtd restarted under job $a in $(harness_elapsed "$t0")s"
+	running "$a" && ok "job $a: its guest still runs after the restart" ||
+		fail "job $a: the guest is gone after the libvirtd restart"
+	out=$(guest_exec "$user" "$a" -- cat /proc/cmdline 2>&1) || true
+	grep -q "svm.hostname=" <<<"$out" && ok "job $a: a task still runs in its guest" ||
+		fail "job $a: exec after the restart: $out"
+	[ "$(list_line "$a" | cut -d'|' -f4)" = running ] &&
+		ok "slurm-vm list sees the guest through the new libvirtd" ||
+		fail "slurm-vm list after the restart: $(list_line "$a")"
+else
+	rc=$?
+	[ "$rc" = 2 ] && echo "note: libvirtd is not the harness's; restart part skipped" ||
+		fail "libvirt_restart failed"
+fi
+scancel "$a"
+ended "$a" || fail "job $a did not end"
+harness_wait 60 "job $a's teardown" bash -c "[ ! -e '$(guest_state_dir "$a")' ]" || true
+logged "$a" "epilog phase DOMAIN" && ok "job $a: epilog after the restart: $(grep "job $a: VM job ended" "$HARNESS_VM_LOG" | tail -1 | sed 's/.*VM job ended: //')" ||
+	fail "job $a: no epilog teardown logged"
+guest_nothing_left "$a"
+guest_node_up
+
+# --- a job whose epilog is lost leaves its guest behind
+b=$(submit --wrap 'sleep 300')
+ready "$b"
+b_addrs=$(addrs "$b")
+epilog_off
+scancel "$b"
+ended "$b" || fail "job $b did not end"
+sleep 2
+epilog_on
+running "$b" && [ -d "$(guest_state_dir "$b")" ] && ok "job $b ended, its guest left running (no epilog)" ||
+	fail "job $b: expected a leftover guest"
+line=$(list_line "$b")
+[[ "$(cut -d'|' -f3 <<<"$line")" == ended:* ]] && [ "$(cut -d'|' -f4 <<<"$line")" = running ] &&
+	ok "slurm-vm list: $line" || fail "slurm-vm list for ended job $b: '$line'"
+
+# slurmctld not answering: nothing is touched.
+etc2=$HARNESS_DIR/etc-noctld
+cp -a "$HARNESS_ETC" "$etc2"
+sed -i "s/^\(SlurmctldHost=[^(]*\).*/\1(127.0.0.1)/;s/^SlurmctldPort=.*/SlurmctldPort=$(harness_free_port)/" "$etc2/slurm.conf"
+grep -q '^SlurmctldPort=' "$etc2/slurm.conf" || echo "SlurmctldPort=$(harness_free_port)" >>"$etc2/slurm.conf"
+# libslurm retries a dead controller for about MessageTimeout: keep it short.
+sed -i '/^MessageTimeout=/d' "$etc2/slurm.conf"
+echo MessageTimeout=3 >>"$etc2/slurm.conf"
+t0=$(harness_now)
+rc=0
+out=$(SLURM_CONF=$etc2/slurm.conf svm cleanup 2>&1) || rc=$?
+if [ "$rc" = 1 ] && grep -q "nothing reclaimed" <<<"$out" && running "$b" && [ -d "$(guest_state_dir "$b")" ]; then
+	ok "cleanup without slurmctld: exit 1, guest untouched ($(harness_elapsed "$t0")s): $(grep 'nothing reclaimed' <<<"$out" | head -1)"
+else
+	fail "cleanup without slurmctld: rc=$rc: $out"
+fi
+
+# Another StateDir (another cluster on this libvirtd): not its guest.
+etc3=$HARNESS_DIR/etc-other
+cp -a "$HARNESS_ETC" "$etc3"
+mkdir -m 0700 -p "$HARNESS_DIR/vm/state-other"
+sed -i "s|^StateDir=.*|StateDir=$HARNESS_DIR/vm/state-other|" "$etc3/vm.conf"
+rc=0
+out=$(SLURM_CONF=$etc3/slurm.conf svm cleanup 2>&1) || rc=$?
+listed=$(SLURM_CONF=$etc3/slurm.conf svm list --parsable 2>&1 | grep -c "^$b\\." || true)
+if [ "$rc" = 0 ] && [ "$listed" = 0 ] && running "$b"; then
+	ok "another StateDir neither lists nor reclaims job $b's guest"
+else
+	fail "cleanup with another StateDir: rc=$rc listed=$listed: $out"
+fi
+out=$(svm cleanup --dry-run 2>&1) || true
+grep -q "would reclaim job-$b.0" <<<"$out" && running "$b" && ok "cleanup --dry-run: $(grep "would reclaim" <<<"$out")" ||
+	fail "cleanup --dry-run: $out"
+
+# --- the next job needs its devices: its prolog reclaims them
+c=$(submit --wrap 'sleep 300')
+ready "$c"
+c_addrs=$(addrs "$c")
+shared=$(comm -12 <(echo "$b_addrs") <(echo "$c_addrs") | tr '\n' ' ')
+[ -n "$shared" ] && ok "job $c got job $b's devices: $shared" ||
+	fail "job $c ($c_addrs) does not need job $b's devices ($b_addrs): the reclaim was not exercised"
+if logged "$c" "[a-z]* [0-9]* (PCI [^)]*) was held by the guest of ended job $b"; then
+	ok "job $c: $(grep -o "job $c: [a-z]* [0-9]* (PCI.*reclaimed.*" "$HARNESS_VM_LOG" | head -1)"
+else
+	fail "job $c: no reclaim of job $b logged"
+fi
+grep -o "job $c: phase reclaim .*" "$HARNESS_VM_LOG" | head -1 | sed 's/^/  /'
+guest_nothing_left "$b"
+
+# A prolog whose device a RUNNING job's guest holds: a node fault, and that
+# guest stays. (Run by hand as slurmd would, for job c's next incarnation.)
+rc=0
+env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$c" SLURM_JOB_RESTART_COUNT=1 \
+	SLURMD_NODENAME="${HARNESS_NODES[0]}" SLURM_JOB_UID="$(id -u "$user")" \
+	SLURM_JOB_GID="$(id -g "$user")" SLURM_JOB_USER="$user" SPANK_VM_IMAGE=testguest \
+	"$HARNESS_BIN/slurm-vm-prolog" 2>/dev/null || rc=$?
+if [ "$rc" = 1 ] && logged "$c" "[a-z]* [0-9]* (PCI [^)]*) is held by the guest of job $c, which slurmctld says is RUNNING" &&
+	running "$c"; then
+	ok "device held by a running job's guest: node fault: $(grep -o "job $c: [a-z]* [0-9]* (PCI [^)]*) is held.*RUNNING" "$HARNESS_VM_LOG" | head -1)"
+else
+	fail "prolog against a running job's guest: rc=$rc"
+	grep "job $c:" "$HARNESS_VM_LOG" | tail -5
+fi
+env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$c" SLURM_JOB_RESTART_COUNT=1 \
+	SPANK_VM_IMAGE=testguest "$epilog_bin" || fail "epilog of $c.1 failed"
+[ ! -e "$(guest_state_dir "$c" 1)" ] && running "$c" && ok "its epilog removed $c.1's state, job $c's guest runs on" ||
+	fail "after the $c.1 epilog"
+
+# --- slurm-vm cleanup reclaims an ended job's guest
+epilog_off
+scancel "$c"
+ended "$c" || fail "job $c did not end"
+sleep 2
+epilog_on
+running "$c" || fail "job $c: expected a leftover guest"
+rc=0
+out=$(svm cleanup 2>&1) || rc=$?
+if [ "$rc" = 0 ] && grep -q "reclaimed job-$c.0" <<<"$out"; then
+	ok "slurm-vm cleanup: $(grep "reclaimed job-$c.0" <<<"$out")"
+else
+	fail "slurm-vm cleanup: rc=$rc: $out"
+fi
+guest_nothing_left "$c"
+[ -z "$(svm list --parsable 2>/dev/null)" ] && ok "slurm-vm list: no guests left" ||
+	fail "slurm-vm list: $(svm list --parsable 2>&1)"
+guest_node_up
+
+[ "$failures" = 0 ]

@@ -1,0 +1,5 @@
+# Guests of a StateDir and their reclaim (common/reclaim.h), without libvirt.
+check_PROGRAMS += tests/unit/test_reclaim
+TESTS += tests/unit/test_reclaim
+tests_unit_test_reclaim_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_reclaim_LDADD = $(UNIT_LDADD)

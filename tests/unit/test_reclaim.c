@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Guests of a StateDir and their reclaim, without libvirt (Boot=no): which
+ * directories count as guests, what a reclaim removes, keeps and refuses,
+ * and who holds a device file. The libvirt side is the cluster test
+ * tests/cluster/test_vm_reclaim.sh. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "journal.h"
+#include "log.h"
+#include "reclaim.h"
+
+static char top[256], state_dir[300], overlay_dir[300];
+static struct vmconf conf;
+
+static int setup(void **state)
+{
+	snprintf(top, sizeof(top), "/tmp/svm-reclaim-XXXXXX");
+	if (!mkdtemp(top))
+		return -1;
+	snprintf(state_dir, sizeof(state_dir), "%s/state", top);
+	snprintf(overlay_dir, sizeof(overlay_dir), "%s/overlay", top);
+	if (mkdir(state_dir, 0700) < 0 || mkdir(overlay_dir, 0700) < 0)
+		return -1;
+	if (vmconf_load(&conf, NULL) < 0)
+		return -1;
+	free(conf.state_dir);
+	free(conf.overlay_dir);
+	conf.state_dir = strdup(state_dir);
+	conf.overlay_dir = strdup(overlay_dir);
+	conf.boot = false; /* no libvirt: the state directories only */
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[512];
+
+	vmconf_free(&conf);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
+	return system(cmd);
+}
+
+/* Does @rel (below the test directory) exist? */
+static bool exists(const char *rel)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", top, rel);
+	return lstat(path, &st) == 0;
+}
+
+/* A state directory with an overlay journaled, as the prolog leaves it. */
+static int make_guest(const char *name, bool keep, const char *overlay)
+{
+	const char *args[] = { overlay, NULL };
+	int fd = statedir_open(state_dir, name, true);
+
+	assert_true(fd >= 0);
+	if (overlay && strncmp(overlay, overlay_dir, strlen(overlay_dir)) == 0)
+		close(open(overlay, O_WRONLY | O_CREAT, 0600));
+	if (overlay)
+		assert_int_equal(journal_append(fd, "OVERLAY", args), 0);
+	if (keep)
+		close(openat(fd, GUEST_KEEP_FILE, O_WRONLY | O_CREAT, 0644));
+	return fd;
+}
+
+static void test_scan_takes_only_state_names(void **state)
+{
+	struct guest_list list;
+	char path[512];
+
+	if (geteuid() != 0)
+		skip();
+	close(make_guest("job-7.1", false, NULL));
+	close(make_guest("job-7.0", false, NULL));
+	/* Not statedir_name()'s spelling, not a directory, a symlink. */
+	snprintf(path, sizeof(path), "%s/job-07.0", state_dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/job-8.0x", state_dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/job-10.0", state_dir);
+	close(open(path, O_WRONLY | O_CREAT, 0600));
+	snprintf(path, sizeof(path), "%s/job-9.0", state_dir);
+	assert_int_equal(symlink("job-7.0", path), 0);
+
+	assert_int_equal(guests_scan(&conf, &list), 0);
+	assert_int_equal(list.n, 2);
+	assert_string_equal(list.v[0].name, "job-7.0");
+	assert_string_equal(list.v[1].name, "job-7.1");
+	assert_int_equal(list.v[1].job_id, 7);
+	assert_int_equal(list.v[1].restart, 1);
+	assert_true(list.v[0].has_state && !list.v[0].has_domain);
+	assert_false(list.libvirt_down);
+	assert_null(guests_holding(&list, "0000:3b:00.0"));
+	guest_list_free(&list);
+}
+
+static void test_reclaim_removes_everything(void **state)
+{
+	char overlay[512];
+	struct teardown_result res;
+	struct guest g;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(overlay, sizeof(overlay), "%s/job-5.0.qcow2", overlay_dir);
+	close(make_guest("job-5.0", false, overlay));
+	guest_from_job(&g, 5, 0);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), 0);
+	assert_int_equal(res.steps, 1);
+	assert_false(exists("overlay/job-5.0.qcow2"));
+	assert_false(exists("state/job-5.0"));
+	/* Twice: nothing there any more. */
+	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), -ENOENT);
+}
+
+static void test_reclaim_keeps_for_vm_keep(void **state)
+{
+	char overlay[512];
+	struct teardown_result res;
+	struct guest_list list;
+	struct guest g;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(overlay, sizeof(overlay), "%s/job-6.0.qcow2", overlay_dir);
+	close(make_guest("job-6.0", true, overlay));
+	guest_from_job(&g, 6, 0);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), 0);
+	assert_true(exists("overlay/job-6.0.qcow2"));
+	assert_true(exists("state/job-6.0/" GUEST_TORN_DOWN_FILE));
+	assert_int_equal(guests_scan(&conf, &list), 0);
+	assert_int_equal(list.n, 1);
+	assert_true(list.v[0].torn_down);
+	guest_list_free(&list);
+}
+
+static void test_reclaim_waits_for_lock(void **state)
+{
+	struct teardown_result res;
+	struct guest g;
+	int fd;
+
+	if (geteuid() != 0)
+		skip();
+	fd = make_guest("job-11.0", false, NULL);
+	assert_int_equal(statedir_lock(fd, 0), 0); /* a prolog runs */
+	guest_from_job(&g, 11, 0);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), -EBUSY);
+	assert_true(exists("state/job-11.0"));
+	close(fd); /* the prolog ends */
+	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), 0);
+	assert_false(exists("state/job-11.0"));
+}
+
+static void test_failed_step_keeps_state(void **state)
+{
+	struct teardown_result res;
+	struct guest g;
+	struct stat st;
+
+	if (geteuid() != 0)
+		skip();
+	/* An overlay outside OverlayDir is never deleted: the step fails. */
+	close(make_guest("job-12.0", false, "/etc/passwd"));
+	guest_from_job(&g, 12, 0);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), -EIO);
+	assert_int_equal(res.failed, 1);
+	assert_false(res.node_unsafe);
+	assert_true(exists("state/job-12.0/journal"));
+	assert_int_equal(stat("/etc/passwd", &st), 0);
+}
+
+static void test_device_file_holder(void **state)
+{
+	char path[512], comm[32];
+	int ready[2], fd;
+	pid_t child, pid = 0;
+
+	snprintf(path, sizeof(path), "%s/vfio-12", top);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	/* Our own descriptor does not count. */
+	assert_int_equal(device_file_holder(path, &pid, comm, sizeof(comm)), 0);
+	assert_int_equal(pipe(ready), 0);
+	child = fork();
+	if (child == 0) {
+		close(ready[0]);
+		close(ready[1]);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	(void)read(ready[0], comm, 1); /* EOF once the child closed it */
+	close(ready[0]);
+	assert_int_equal(device_file_holder(path, &pid, comm, sizeof(comm)), 1);
+	assert_int_equal(pid, child);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(fd);
+	assert_int_equal(device_file_holder(path, &pid, comm, sizeof(comm)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			test_scan_takes_only_state_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reclaim_removes_everything,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reclaim_keeps_for_vm_keep,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reclaim_waits_for_lock,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_step_keeps_state,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_file_holder, setup,
+						teardown),
+	};
+
+	log_open("test_reclaim");
+	log_set_level(LOG_LEVEL_ERROR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
