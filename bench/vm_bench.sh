@@ -13,7 +13,9 @@
 #   non-VM  the prolog of a job without --vm-image against /bin/true, M
 #           execs each: what plain jobs pay for the suite.
 #
-#   flock /tmp/slurm-vm-guest.lock bench/vm_bench.sh [N]     (root; N=3)
+#   flock /tmp/slurm-vm-guest.lock bench/vm_bench.sh [BUILD-DIR]   (root)
+#
+# SVM_BENCH_VM_N jobs (3), SVM_BENCH_EXECS execs of each non-VM peer (200).
 #
 # Prints a human table, then one line per figure:
 #   BENCH|<name>|<value>|<unit>|<peer or ->|<ratio or ->|<note>
@@ -22,10 +24,11 @@
 # emulated work. Takes about N x 40 s plus the cluster start.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-n=${1:-3}
+n=${SVM_BENCH_VM_N:-3}
 m=${SVM_BENCH_EXECS:-200}
 user=svmtest
-export BUILD_DIR=${BUILD_DIR:-$here/../build}
+BUILD_DIR=$(cd "${1:-${BUILD_DIR:-$here/../build}}" && pwd)
+export BUILD_DIR
 . "$here/../tests/cluster/harness.sh"
 . "$here/../tests/cluster/guest.sh"
 
@@ -119,22 +122,28 @@ echo "# slurm-vm prolog/epilog bench, $(date -u +%Y-%m-%dT%H:%MZ): $n VM jobs" \
 echo "# TCG (no KVM): boot and shutdown are REGRESSION figures for this machine;" \
 	"host $(uname -r), $cpu, $(nproc) cores"
 {
-	bench prolog_total "$(ms "$total")" ms - - "TCG; median of $n, guest boot included"
-	bench prolog_overhead "$(ms "$overhead")" ms "guest boot-to-ready" "$(ratio "$overhead" "$ready")" "prolog minus guest boot; median of $n"
-	bench guest_boot_to_ready "$(ms "$ready")" ms - - "TCG; define+start done to agent ready, relay start included"
+	tcg="TCG guest (no KVM): regression figure"
+	bench "prolog: whole, guest boot included" "$(ms "$total")" ms - - "$tcg; median of $n jobs"
+	bench "prolog: own overhead (whole minus guest boot-to-ready)" "$(ms "$overhead")" ms \
+		"guest boot-to-ready: $(ms "$ready") ms" "$(ratio "$overhead" "$ready")" "median of $n jobs; the boot is TCG"
+	bench "prolog: guest boot-to-ready" "$(ms "$ready")" ms - - "$tcg; define+start done to the agent's ready, relay start included"
 	for p in check alloc plan reclaim overlay seed define+start; do
 		v=$(fig "$p" "phase $p")
 		[ -n "$v" ] || continue
-		bench "prolog_phase_${p/+/_}" "$(ms "$v")" ms - - "median of $n"
+		bench "prolog phase: $p" "$(ms "$v")" ms - - "median of $n jobs"
 	done
-	bench libvirt_start "$(ms "$define")" ms "virsh create, same XML" "$(ratio "$define" "$peer")" "TCG; define+start of the transient domain; median of $n"
-	bench epilog_total "$(ms "$epilog")" ms - - "TCG; ACPI shutdown included (ShutdownTimeout=10); median of $n"
+	bench "libvirt start: define+start of the transient domain" "$(ms "$define")" ms \
+		"virsh create, same XML: $(ms "$peer") ms" "$(ratio "$define" "$peer")" "$tcg; median of $n"
+	bench "epilog: whole" "$(ms "$epilog")" ms - - "$tcg; ACPI shutdown of the guest included (ShutdownTimeout=10); median of $n jobs"
 	for v in RELAY DOMAIN OVERLAY SEED STATEDIR; do
 		x=$(fig "$v" "epilog phase $v")
 		[ -n "$x" ] || continue
-		bench "epilog_phase_$(tr 'A-Z' 'a-z' <<<"$v")" "$(ms "$x")" ms - - "median of $n"
+		note="median of $n jobs"
+		[ "$v" = DOMAIN ] && note="$tcg; ACPI shutdown; $note"
+		bench "epilog phase: $(tr 'A-Z' 'a-z' <<<"$v")" "$(ms "$x")" ms - - "$note"
 	done
-	bench prolog_no_vm_added "$added" ms "/bin/true" "$(ratio "$novm_s" "$true_s")" "prolog of a job without --vm-image minus /bin/true; medians of $m execs"
+	bench "prolog of a job without --vm-image, added time" "$added" ms \
+		"/bin/true: $(ms "$true_s") ms" "$(ratio "$novm_s" "$true_s")" "exec of slurm-vm-prolog minus exec of /bin/true; medians of $m each"
 } >"$work/bench"
 awk -F'|' '{ printf "%-28s %10s %-3s  peer: %-24s ratio: %-5s %s\n", $2, $3, $4, $5, $6, $7 }' "$work/bench"
 cat "$work/bench"

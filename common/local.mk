@@ -27,3 +27,4 @@ include $(srcdir)/common/proto.mk
 include $(srcdir)/common/placement.mk
 include $(srcdir)/common/gresgen.mk
 include $(srcdir)/common/reclaim.mk
+include $(srcdir)/common/front.mk

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* slurm-vm-epilog as slurmd runs it: a plain job leaves before any library of
+ * the suite is loaded; a VM job gets slurm-vm-epilog-vm (common/front.h). */
+#include "config.h"
+
+#include "front.h"
+
+int main(int argc, char **argv)
+{
+	return front_main("slurm-vm-epilog", "slurm-vm-epilog-vm", argv);
+}
