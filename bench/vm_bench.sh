@@ -2,8 +2,8 @@
 # The prolog's and epilog's own time, per phase, from N VM jobs on the test
 # cluster (tests/cluster/harness.sh: real slurmctld, slurmd and libvirtd, the
 # test guest under TCG), read from the phases both log:
-#   prolog  check, alloc, plan, reclaim, overlay, seed (when there is one),
-#           define+start; their sum and the whole prolog minus the guest's
+#   prolog  check, alloc, plan, reclaim, overlay, seed and devices (when
+#           logged), define+start; their sum and the whole prolog minus the guest's
 #           boot (boot-to-ready: from define+start to the agent's ready,
 #           relay start included) is our overhead;
 #   libvirt define+start against `virsh create` of the same domain XML
@@ -102,9 +102,10 @@ for j in "${jobs[@]}"; do
 	boot=$(phase "$j" "phase boot")
 	ov=$(phase "$j" "phase overlay")
 	seed=$(phase "$j" "phase seed")
+	dev=$(phase "$j" "phase devices")
 	def=$(phase "$j" "phase define+start")
-	awk -v t="$total" -v b="$boot" -v o="$ov" -v s="${seed:-0}" -v d="$def" \
-		'BEGIN { r = b - o - s - d; printf "%.3f %.3f\n", r, t - r }'
+	awk -v t="$total" -v b="$boot" -v o="$ov" -v s="${seed:-0}" -v v="${dev:-0}" -v d="$def" \
+		'BEGIN { r = b - o - s - v - d; printf "%.3f %.3f\n", r, t - r }'
 done >"$work/split"
 ready=$(cut -d' ' -f1 "$work/split" | median)
 overhead=$(cut -d' ' -f2 "$work/split" | median)
@@ -127,7 +128,7 @@ echo "# TCG (no KVM): boot and shutdown are REGRESSION figures for this machine;
 	bench "prolog: own overhead (whole minus guest boot-to-ready)" "$(ms "$overhead")" ms \
 		"guest boot-to-ready: $(ms "$ready") ms" "$(ratio "$overhead" "$ready")" "median of $n jobs; the boot is TCG"
 	bench "prolog: guest boot-to-ready" "$(ms "$ready")" ms - - "$tcg; define+start done to the agent's ready, relay start included"
-	for p in check alloc plan reclaim overlay seed define+start; do
+	for p in check alloc plan reclaim overlay seed devices define+start; do
 		v=$(fig "$p" "phase $p")
 		[ -n "$v" ] || continue
 		bench "prolog phase: $p" "$(ms "$v")" ms - - "median of $n jobs"
@@ -135,7 +136,9 @@ echo "# TCG (no KVM): boot and shutdown are REGRESSION figures for this machine;
 	bench "libvirt start: define+start of the transient domain" "$(ms "$define")" ms \
 		"virsh create, same XML: $(ms "$peer") ms" "$(ratio "$define" "$peer")" "$tcg; median of $n"
 	bench "epilog: whole" "$(ms "$epilog")" ms - - "$tcg; ACPI shutdown of the guest included (ShutdownTimeout=10); median of $n jobs"
-	for v in RELAY DOMAIN OVERLAY SEED STATEDIR; do
+	verbs=$(for j in "${jobs[@]}"; do grep -o "job $j: epilog phase [A-Z]*" "$HARNESS_VM_LOG"; done |
+		awk '{ print $NF }' | awk '!seen[$0]++')
+	for v in $verbs; do
 		x=$(fig "$v" "epilog phase $v")
 		[ -n "$x" ] || continue
 		note="median of $n jobs"
