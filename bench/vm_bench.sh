@@ -13,9 +13,10 @@
 #   non-VM  the prolog of a job without --vm-image against /bin/true, M
 #           execs each: what plain jobs pay for the suite.
 #
-#   flock /tmp/slurm-vm-guest.lock bench/vm_bench.sh [BUILD-DIR]   (root)
+#   flock /tmp/slurm-vm-guest.lock bench/vm_bench.sh [N]    (root; N jobs, 3)
 #
-# SVM_BENCH_VM_N jobs (3), SVM_BENCH_EXECS execs of each non-VM peer (200).
+# The build from BUILD_DIR (default build/); SVM_BENCH_EXECS execs of each
+# non-VM peer (200).
 #
 # Prints a human table, then one line per figure:
 #   BENCH|<name>|<value>|<unit>|<peer or ->|<ratio or ->|<note>
@@ -24,10 +25,10 @@
 # emulated work. Takes about N x 40 s plus the cluster start.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-n=${SVM_BENCH_VM_N:-3}
+n=${1:-3}
 m=${SVM_BENCH_EXECS:-200}
 user=svmtest
-BUILD_DIR=$(cd "${1:-${BUILD_DIR:-$here/../build}}" && pwd)
+BUILD_DIR=$(cd "${BUILD_DIR:-$here/../build}" && pwd)
 export BUILD_DIR
 . "$here/../tests/cluster/harness.sh"
 . "$here/../tests/cluster/guest.sh"
