@@ -269,6 +269,35 @@ static void check_gres_files(struct checker *c)
 		check_ok("%s: all %u device files exist", path, n);
 }
 
+/* IbvfAutoDetect=yes numbers the VFs by detection: slurmd must do the same,
+ * so gres_ibvf.so must be in PluginDir (Slurm's default: where
+ * configure found slurmd's plugins). */
+static void check_ibvf_plugin(struct checker *c, const struct slurm_conf *sc,
+			      const struct vmconf *vc)
+{
+	const char *dirs = slurm_conf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR;
+	_cleanup_strv_free_ char **dirv = NULL;
+	struct stat st;
+
+	if (!vc->ibvf_autodetect)
+		return;
+	if (strv_split(dirs, ':', &dirv) < 0)
+		return;
+	for (size_t i = 0; dirv[i]; i++) {
+		_cleanup_free_ char *so = NULL;
+
+		if (asprintf(&so, "%s/gres_ibvf.so", dirv[i]) < 0)
+			return;
+		if (stat(so, &st) == 0) {
+			check_ok("IbvfAutoDetect=yes with %s", so);
+			return;
+		}
+	}
+	check_problem(c, "install gres_ibvf.so (configure --with-slurm-source, see gres_ibvf(8)) into PluginDir and restart slurmd, or set IbvfAutoDetect=no",
+		      "IbvfAutoDetect=yes in vm.conf but no gres_ibvf.so in PluginDir %s: slurmd does not number the VFs as detected, and the prolog refuses VM jobs with VFs",
+		      dirs);
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: slurm-vm check-config [--slurm-conf PATH]\n"
@@ -313,6 +342,7 @@ int cmd_check_config(int argc, char **argv)
 	check_scheduling(&c, &sc);
 	check_plugstack(&c, &sc);
 	check_gres_files(&c);
+	check_ibvf_plugin(&c, &sc, &vc);
 	if (c.problems)
 		printf("%u problem%s to fix\n", c.problems,
 		       c.problems == 1 ? "" : "s");

@@ -9,7 +9,8 @@ admin_slurm_vm_SOURCES = \
 	admin/cmd_check_config.c \
 	admin/cmd_list.c \
 	admin/cmd_cleanup.c
-admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS)
+admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
+	-DSLURM_PLUGINDIR='"$(slurm_plugindir)"'
 admin_slurm_vm_LDADD = common/libslurmvm-slurm.la common/libslurmvm.la \
 	$(SLURM_LIBS)
 

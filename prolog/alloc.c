@@ -192,6 +192,25 @@ static int alloc_gres_files(const struct job_alloc *a,
 	return r;
 }
 
+/* Does gres_detail_str name GRES @name, with indices or without
+ * ("ibvf:2(IDX:0-1)", "ibvf:2(IDX:N/A)")? */
+static bool detail_has(const char *detail, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = detail;
+
+	while (p && *p) {
+		if (strncmp(p, name, len) == 0 &&
+		    (p[len] == ':' || p[len] == '(' || p[len] == ',' ||
+		     !p[len]))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
 /* gres/ibvf's indices (SLURM_JOB_IBVFS) replace gres_detail_str's; the two
  * must agree. */
 static int alloc_ibvf_indices(struct job_alloc *a, struct alloc_gres *g)
@@ -244,6 +263,15 @@ static int alloc_resolve_gres(struct job_alloc *a, struct alloc_gres *g,
 		r = alloc_ibvf_indices(a, g);
 		if (r < 0)
 			return r;
+	} else if (strcmp(g->name, "ibvf") == 0 && conf->ibvf_autodetect &&
+		   detail_has(a->gres_detail, "ibvf")) {
+		/* slurmd numbers gres.conf's lines (or nothing), not ours */
+		log_error("IbvfAutoDetect=yes in vm.conf but slurmd gave no "
+			  "SLURM_JOB_IBVFS: gres_ibvf.so is not loaded, so "
+			  "slurmd does not number the VFs as detected; install "
+			  "it in PluginDir (gres_ibvf(8)) or set "
+			  "IbvfAutoDetect=no");
+		return -ENODEV;
 	}
 	if (g->n == 0)
 		return 0; /* a job without this GRES on this node */

@@ -11,7 +11,9 @@
 #  2. with IbvfAutoDetect=yes and no Name=ibvf lines: slurmd -G lists
 #     exactly the lines `slurm-vm gres` prints, and a job gets them;
 #  3. the same cluster without the plugin: the prolog maps the VFs itself
-#     and the job runs: removing the plugin leaves the suite working.
+#     and the job runs: removing the plugin leaves the suite working; but
+#     IbvfAutoDetect=yes without the plugin is refused (check-config says
+#     so, the prolog drains the node rather than guess a numbering).
 # The oracle is slurmd's own numbering (`slurmd -G`), the job's IDX list and
 # the fixture's IOMMU groups, never our code.
 set -euo pipefail
@@ -172,6 +174,10 @@ else
 	fail "detection: slurmd -G has '$got', slurm-vm gres prints '$want'"
 fi
 vm_job_check "detected"
+cc=$("$HARNESS_BIN/slurm-vm" check-config 2>&1 || true)
+grep -q "IbvfAutoDetect=yes with $HARNESS_BIN/plugins/gres_ibvf.so" <<<"$cc" &&
+	ok "check-config: IbvfAutoDetect=yes with the plugin in PluginDir" ||
+	fail "check-config with the plugin: $(grep -i ibvf <<<"$cc")"
 harness_stop
 
 # ---- 3. without the plugin: count-only ibvf, the prolog's own mapping
@@ -197,5 +203,21 @@ if sinfo -h -N -t drain,drained,draining -o %N | grep -q .; then
 else
 	ok "without gres/ibvf: node not drained"
 fi
+
+# IbvfAutoDetect=yes without the plugin: slurmd numbers gres.conf's lines,
+# the prolog would number detected ones. check-config names the problem;
+# the prolog refuses (node fault) instead of guessing.
+harness_vmconf_set IbvfAutoDetect yes
+cc=$("$HARNESS_BIN/slurm-vm" check-config 2>&1 || true)
+grep -q "IbvfAutoDetect=yes in vm.conf but no gres_ibvf.so in PluginDir" <<<"$cc" &&
+	ok "check-config: $(grep -o 'IbvfAutoDetect=yes in vm.conf but no gres_ibvf.so[^:]*' <<<"$cc")" ||
+	fail "check-config without the plugin: $(grep -i ibvf <<<"$cc")"
+id=$(submit /dev/null --vm-image=testimg --gres=ibvf:1 --wrap true)
+harness_wait 60 "node to drain" bash -c "sinfo -h -N -t drain,drained,draining -o %N | grep -q ." ||
+	fail "IbvfAutoDetect=yes without the plugin: node not drained"
+grep -q "IbvfAutoDetect=yes in vm.conf but slurmd gave no SLURM_JOB_IBVFS" "$HARNESS_VM_LOG" &&
+	ok "IbvfAutoDetect=yes without the plugin: prolog refused, node drained" ||
+	fail "IbvfAutoDetect=yes without the plugin: $(tail -4 "$HARNESS_VM_LOG")"
+scancel "$id" 2>/dev/null || true
 
 [ "$failures" = 0 ]
