@@ -31,7 +31,7 @@ esac
 BUILD="build-essential autoconf automake libtool pkg-config clang-14
 	libclang-rt-14-dev clang-format llvm-14
 	libslurm-dev libvirt-dev libhwloc-dev libpci-dev libxml2-dev
-	libibverbs-dev libcmocka-dev"
+	libibverbs-dev libcmocka-dev libmpich-dev"
 TEST="slurmd slurmctld slurm-client libvirt-daemon libvirt-daemon-driver-qemu
 	libvirt-clients qemu-system-x86 qemu-utils hwloc libxml2-utils
 	e2fsprogs cpio xz-utils zstd kmod iproute2 tmux procps psmisc

@@ -13,13 +13,18 @@
 #                on the ACPI power button (virsh shutdown); also has
 #                Debian's qemu-guest-agent (/usr/sbin/qemu-ga, with the
 #                shared libraries it needs and the dynamic loader), started
-#                when the domain has an org.qemu.guest_agent.0 port
+#                when the domain has an org.qemu.guest_agent.0 port;
+#                the MPI and PMI test programs: svm-pmi-check (PMI-1/PMI-2
+#                wire protocol over PMI_FD, static) and svm-mpi-allreduce
+#                (C, built here against libmpich-dev) with Debian's MPICH
+#                libraries (libmpich12 and the libraries it needs)
 #   cmdline      the kernel command line to boot it with
 #   vmlinux      the same kernel as an uncompressed ELF: qemu boots it through
 #                the PVH entry point, ~5 s faster under TCG; use it as <kernel>
 #
-# Rebuilds only when an input changed: this script, files/, the package
-# versions, the agent binary. Downloads (apt-get download) are kept in
+# Rebuilds only when an input changed: this script, files/ (the test
+# programs' sources too), the package versions, the host compiler and
+# libmpich-dev that build the test programs, the agent binary. Downloads (apt-get download) are kept in
 # cache/debs/.
 set -euo pipefail
 
@@ -57,7 +62,7 @@ while [ $# -gt 0 ]; do
 done
 
 for tool in apt-get apt-cache dpkg-deb mke2fs qemu-img cpio gzip modprobe \
-	depmod sha256sum xz od; do
+	depmod sha256sum xz od gcc mpicc.mpich; do
 	command -v "$tool" >/dev/null ||
 		die "'$tool' not found: run scripts/install-deps.sh as root"
 done
@@ -92,18 +97,20 @@ if [ -z "$kver_pkg" ] || [ -z "$bb_ver" ]; then
 fi
 kver=${kpkg#linux-image-}
 
-# qemu-guest-agent and the library packages it depends on, recursively
-# (following only lib* packages: libc6, libglib2.0-0, ...). Which of their
-# shared objects the guest gets is decided after extraction (ld.so --list).
-qga_pkgs=
-qga_closure() {
-	local queue=qemu-guest-agent p d
+# The guest's dynamically linked programs' packages, qemu-guest-agent and
+# MPICH's libmpich12, and the library packages they depend on, recursively
+# (following only lib* packages: libc6, libglib2.0-0, libucx0, ...). Which of
+# their shared objects the guest gets is decided after extraction (ld.so
+# --list on each program).
+dyn_pkgs=
+dyn_closure() {
+	local queue="qemu-guest-agent libmpich12" p d
 	while [ -n "$queue" ]; do
 		p=${queue%% *}
 		queue=${queue#"$p"}
 		queue=${queue# }
-		case " $qga_pkgs " in *" $p "*) continue ;; esac
-		qga_pkgs="$qga_pkgs $p"
+		case " $dyn_pkgs " in *" $p "*) continue ;; esac
+		dyn_pkgs="$dyn_pkgs $p"
 		for d in $(apt-cache depends --no-recommends --no-suggests \
 			--no-conflicts --no-breaks --no-replaces --no-enhances "$p" |
 			sed -n 's/^ *|\{0,1\}\(Pre\)\{0,1\}Depends: \([^< ]*\).*/\2/p' |
@@ -112,16 +119,20 @@ qga_closure() {
 		done
 		queue=${queue# }
 	done
-	qga_pkgs=${qga_pkgs# }
+	dyn_pkgs=${dyn_pkgs# }
 }
-qga_closure
-qga_versions=
-for p in $qga_pkgs; do
+dyn_closure
+dyn_versions=
+for p in $dyn_pkgs; do
 	v=$(pkg_field "$p" Version)
 	[ -n "$v" ] || die "apt-cache does not know $p: run apt-get update"
-	qga_versions="$qga_versions $p=$v"
+	dyn_versions="$dyn_versions $p=$v"
 done
-qga_versions=${qga_versions# }
+dyn_versions=${dyn_versions# }
+# What builds the test programs: the compiler and the MPICH headers/library.
+mpich_dev=$(dpkg-query -W -f='${Version}' libmpich-dev 2>/dev/null) ||
+	die "libmpich-dev is not installed: run scripts/install-deps.sh"
+toolchain="$(gcc --version | head -n 1) libmpich-dev=$mpich_dev"
 
 agent_sum=none
 [ -n "$agent" ] && agent_sum=$(sha256sum <"$agent" | cut -d' ' -f1)
@@ -131,7 +142,8 @@ inputs_sum=$(
 		(cd "$here/files" && find . -type f | LC_ALL=C sort |
 			xargs sha256sum)
 		echo "$kpkg=$kver_pkg busybox-static=$bb_ver agent=$agent_sum"
-		echo "$qga_versions"
+		echo "$dyn_versions"
+		echo "$toolchain"
 	} | sha256sum | cut -d' ' -f1
 )
 
@@ -159,8 +171,8 @@ deb_of() { # package version
 	local v=${2//:/%3a}
 	echo "$out/debs/${1}_${v}_amd64.deb"
 }
-# shellcheck disable=SC2086 # qga_versions: one word per package
-for p in "$kpkg=$kver_pkg" "busybox-static=$bb_ver" $qga_versions; do
+# shellcheck disable=SC2086 # dyn_versions: one word per package
+for p in "$kpkg=$kver_pkg" "busybox-static=$bb_ver" $dyn_versions; do
 	name=${p%%=*}
 	ver=${p#*=}
 	deb=$(deb_of "$name" "$ver")
@@ -278,43 +290,63 @@ if [ -n "$agent" ]; then
 	install -m 755 "$agent" "$r/usr/sbin/slurm-vm-agent"
 fi
 
-# qemu-guest-agent (the peer the channel benchmark compares against): the
-# binary, the shared objects the extracted loader resolves for it against the
-# extracted packages (what ldd would say), and the loader itself.
+# The dynamically linked programs: qemu-guest-agent (the peer the channel
+# benchmark compares against) and the MPI test program, built here against
+# the host's libmpich-dev. Each gets the shared objects the extracted loader
+# resolves for it against the extracted packages (what ldd would say), and
+# the loader itself. The PMI test program is static: it needs nothing.
 install -m 755 "$here/files/qemu-ga" "$r/etc/init.d/qemu-ga"
-q=$tmp/qga
+cflags="-O2 -Wall -Wextra -Werror"
+# shellcheck disable=SC2086 # cflags: several words
+gcc $cflags -static -o "$tmp/svm-pmi-check" "$here/files/pmi_check.c" ||
+	die "cannot build files/pmi_check.c"
+# shellcheck disable=SC2086
+mpicc.mpich $cflags -o "$tmp/svm-mpi-allreduce" "$here/files/mpi_allreduce.c" ||
+	die "cannot build files/mpi_allreduce.c with mpicc.mpich (libmpich-dev)"
+q=$tmp/dyn
 mkdir -p "$q"
-for p in $qga_versions; do
+for p in $dyn_versions; do
 	dpkg-deb -x "$(deb_of "${p%%=*}" "${p#*=}")" "$q"
 done
-qga_ld=$q/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
+dyn_ld=$q/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
 [ -x "$q/usr/sbin/qemu-ga" ] || die "qemu-guest-agent has no usr/sbin/qemu-ga"
-[ -f "$qga_ld" ] || die "libc6 has no lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
-qga_libs=$("$qga_ld" --library-path \
-	"$q/lib/x86_64-linux-gnu:$q/usr/lib/x86_64-linux-gnu" \
-	--list "$q/usr/sbin/qemu-ga") ||
-	die "the extracted loader cannot resolve qemu-ga's libraries: $qga_libs"
-if printf '%s\n' "$qga_libs" | grep -q 'not found'; then
-	die "qemu-ga needs libraries none of $qga_pkgs has:" \
-		"$(printf '%s\n' "$qga_libs" | grep 'not found' | tr -s ' \t\n' ' ')"
-fi
+[ -f "$dyn_ld" ] || die "libc6 has no lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
 mkdir -p "$r/lib/x86_64-linux-gnu" "$r/lib64" "$r/var"
 install -m 755 "$q/usr/sbin/qemu-ga" "$r/usr/sbin/qemu-ga"
-install -m 755 "$qga_ld" "$r/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+install -m 755 "$tmp/svm-mpi-allreduce" "$r/usr/bin/svm-mpi-allreduce"
+install -m 755 "$tmp/svm-pmi-check" "$r/usr/bin/svm-pmi-check"
+install -m 755 "$dyn_ld" "$r/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
 ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$r/lib64/ld-linux-x86-64.so.2"
-# "\tlibglib-2.0.so.0 => /tmp/.../libglib-2.0.so.0.7400.6 (0x...)"
-printf '%s\n' "$qga_libs" | sed -n 's/^[[:space:]]*\([^ ]*\) => \(\/[^ ]*\) (.*/\1 \2/p' |
-	while read -r soname path; do
-		case "$soname" in */* | ld-linux*) continue ;; esac
-		install -m 644 "$path" "$r/lib/x86_64-linux-gnu/$soname"
-	done
+for prog in "$q/usr/sbin/qemu-ga" "$tmp/svm-mpi-allreduce"; do
+	libs=$("$dyn_ld" --library-path \
+		"$q/lib/x86_64-linux-gnu:$q/usr/lib/x86_64-linux-gnu" \
+		--list "$prog") ||
+		die "the extracted loader cannot resolve ${prog##*/}'s libraries: $libs"
+	if printf '%s\n' "$libs" | grep -q 'not found'; then
+		die "${prog##*/} needs libraries none of $dyn_pkgs has:" \
+			"$(printf '%s\n' "$libs" | grep 'not found' | tr -s ' \t\n' ' ')"
+	fi
+	# "\tlibglib-2.0.so.0 => /tmp/.../libglib-2.0.so.0.7400.6 (0x...)"
+	printf '%s\n' "$libs" |
+		sed -n 's/^[[:space:]]*\([^ ]*\) => \(\/[^ ]*\) (.*/\1 \2/p' |
+		while read -r soname path; do
+			case "$soname" in */* | ld-linux*) continue ;; esac
+			case "$path" in "$q"/*) ;; *)
+				die "${prog##*/}: $soname resolved outside the packages: $path" ;;
+			esac
+			install -m 644 "$path" "$r/lib/x86_64-linux-gnu/$soname"
+		done
+done
 [ -f "$r/lib/x86_64-linux-gnu/libc.so.6" ] ||
 	install -m 644 "$q/lib/x86_64-linux-gnu/libc.so.6" "$r/lib/x86_64-linux-gnu/libc.so.6"
 # qemu-ga's default pid file and state directory are under /var/run.
 [ -e "$r/var/run" ] || ln -s ../run "$r/var/run"
 
+# The files plus room for the jobs' writes (at least the 96 MiB of old).
+size_mb=$(($(du -sm "$r" | cut -f1) + 64))
+[ "$size_mb" -ge 96 ] || size_mb=96
 mke2fs -q -t ext4 -L svm-root -O ^has_journal -d "$r" -F \
-	"$tmp/rootfs.img" 96M >&2
+	"$tmp/rootfs.img" "${size_mb}M" >&2
 qemu-img convert -f raw -O qcow2 "$tmp/rootfs.img" "$tmp/rootfs.qcow2"
 
 # Kernel command line the test domains use; svm.hostname= is appended.
@@ -328,5 +360,6 @@ done
 echo "$inputs_sum" >"$out/stamp"
 echo "guest/build.sh: built from $kpkg $kver_pkg, busybox-static $bb_ver" \
 	"($(wc -l <"$tmp/initrd/modules.list") modules)," \
-	"qemu-guest-agent $(pkg_field qemu-guest-agent Version)" >&2
+	"qemu-guest-agent $(pkg_field qemu-guest-agent Version)," \
+	"MPICH $(pkg_field libmpich12 Version), ${size_mb} MiB root" >&2
 print_paths
