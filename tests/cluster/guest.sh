@@ -12,6 +12,8 @@
 #   guest_node_up       ok/fail: the node is still in service
 #   guest_nothing_left JOBID   ok/fail: no domain, qemu, overlay, relay or
 #                       state directory of the job's guest remains
+#   guest_leftovers JOBID      the same as words ("domain overlay ..."),
+#                       empty when nothing remains
 
 guest_cluster_start() {
 	local kv
@@ -73,16 +75,24 @@ guest_exec() {
 		--socket "$(guest_state_dir "$job")/sock/relay.sock" --cwd / -- "$@"
 }
 
-guest_nothing_left() {
-	local job=$1 left="" dom=slurmvm-job-$1.0
-	virsh -q list --name | grep -qx "$dom" && left+=" domain"
+# guest_leftovers JOB: what of the job's guest is still on the node, as
+# words (domain, overlay, state-dir, relay, qemu); empty when nothing is.
+guest_leftovers() {
+	local job=$1 dom="slurmvm-job-$1.0" left=""
+	virsh -q list --name 2>/dev/null | grep -qx "$dom" && left+=" domain"
 	[ -e "$HARNESS_DIR/vm/overlay/job-$job.0.qcow2" ] && left+=" overlay"
 	[ -e "$(guest_state_dir "$job")" ] && left+=" state-dir"
 	pgrep -f "slurm-vm-relay.*job-$job\\.0/" >/dev/null && left+=" relay"
 	pgrep -f "guest=$dom," >/dev/null && left+=" qemu"
+	echo "${left# }"
+}
+
+guest_nothing_left() {
+	local left
+	left=$(guest_leftovers "$1")
 	if [ -z "$left" ]; then
-		ok "job $job: nothing left on the node"
+		ok "job $1: nothing left on the node"
 	else
-		fail "job $job left:$left"
+		fail "job $1 left: $left"
 	fi
 }
