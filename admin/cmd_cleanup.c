@@ -107,6 +107,9 @@ static int cleanup_run(const struct vmconf *conf, bool dry_run)
 		else if (cleanup_one(conf, &list.v[i], why[i], dry_run) < 0)
 			failed++;
 	}
+	if (r == 0)
+		printf("%zu guest%s of StateDir %s, %d failed\n", list.n,
+		       list.n == 1 ? "" : "s", conf->state_dir, failed);
 	guest_list_free(&list);
 	if (r < 0)
 		return r;
