@@ -89,10 +89,10 @@ time_execs "$prolog" >"$work/novm.s"
 # ---- the figures
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "" }'; }
 # phase JOB PATTERN: the seconds logged after PATTERN for JOB
-phase() { grep -o "job $1: $2 [0-9.]*s" "$HARNESS_VM_LOG" | tail -1 | sed 's/.* \([0-9.]*\)s$/\1/'; }
+phase() { { grep -o "job $1: $2 [0-9.]*s" "$HARNESS_VM_LOG" || true; } | tail -1 | sed 's/.* \([0-9.]*\)s$/\1/'; }
 fig() { # NAME PATTERN -> median seconds over the jobs ("" when never logged)
 	local j
-	for j in "${jobs[@]}"; do phase "$j" "$2"; done | grep . | median
+	for j in "${jobs[@]}"; do phase "$j" "$2"; done | { grep . || true; } | median
 }
 ms() { [ -n "$1" ] && awk -v s="$1" 'BEGIN { printf "%.1f", s * 1000 }' || echo ""; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }

@@ -60,20 +60,26 @@ static int undo_domain(struct teardown *t, const char *name)
 	return r;
 }
 
-/* Is @pid still the relay the pid file named (not a recycled pid)? */
+/* Is @pid still the relay the pid file named (not a recycled pid), and
+ * alive? A zombie counts as gone: a PID 1 that reaps late (containers)
+ * otherwise kept the epilog waiting for seconds. */
 static bool pid_is_relay(pid_t pid)
 {
-	char path[64], comm[32] = "";
+	char path[64], stat[128] = "", want[48];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return false;
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = '\0';
+	if (!fgets(stat, sizeof(stat), f))
+		stat[0] = '\0';
 	fclose(f);
-	return strcmp(comm, "slurm-vm-relay\n") == 0;
+	/* "<pid> (slurm-vm-relay) <state> ..." */
+	snprintf(want, sizeof(want), "%ld (slurm-vm-relay) ", (long)pid);
+	if (strncmp(stat, want, strlen(want)) != 0)
+		return false;
+	return stat[strlen(want)] != 'Z' && stat[strlen(want)] != 'X';
 }
 
 static int undo_relay(struct teardown *t, const char *pidfile)
