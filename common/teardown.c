@@ -104,8 +104,8 @@ static int undo_relay(struct teardown *t, const char *pidfile)
 	if (!pid_is_relay((pid_t)pid))
 		return 0;
 	kill((pid_t)pid, SIGTERM);
-	for (int i = 0; i < 30 && pid_is_relay((pid_t)pid); i++)
-		usleep(100 * 1000);
+	for (int i = 0; i < 300 && pid_is_relay((pid_t)pid); i++)
+		usleep(10 * 1000);
 	if (pid_is_relay((pid_t)pid))
 		kill((pid_t)pid, SIGKILL);
 	return 0;

@@ -7,13 +7,14 @@
 #                            the daemons libvirt_start started, remove their
 #                            pid files, sockets and state
 #
-#   libvirt_restart          stop our libvirtd (SIGTERM) and start it again
-#                            with the same configuration; registered users
-#                            and running guests stay (qemu outlives it and
-#                            the new daemon reconnects). Returns 2 for a
-#                            libvirtd the harness did not start. Every test
-#                            sharing the daemon sees it go: fault tests run
-#                            it under the guest lock.
+#   libvirt_restart [CMD...] stop our libvirtd (SIGTERM), run CMD while it
+#                            is down, start it again with the same
+#                            configuration; registered users and running
+#                            guests stay (qemu outlives it and the new daemon
+#                            reconnects). Returns 2 for a libvirtd the
+#                            harness did not start, 3 when CMD failed. Every
+#                            test sharing the daemon sees it go: fault tests
+#                            run it under the guest lock.
 #
 # PREFIX defaults to $SVM_LIBVIRT_PREFIX or "svmtest-". Both functions are
 # idempotent and safe under `set -eu`; libvirt_stop is meant for an EXIT trap.
@@ -193,7 +194,7 @@ libvirt_stop() {
 }
 
 libvirt_restart() {
-	_libvirt_locked _libvirt_restart_locked
+	_libvirt_locked _libvirt_restart_locked "$@"
 }
 
 _libvirt_restart_locked() {
@@ -211,6 +212,8 @@ _libvirt_restart_locked() {
 	_libvirt_kill "$pid" libvirtd || return 1
 	rm -f /run/libvirt/libvirt-sock /run/libvirt/libvirt-sock-ro \
 		/run/libvirt/libvirt-admin-sock
+	local cmd_rc=0
+	[ "$#" = 0 ] || "$@" || cmd_rc=3
 	# virtlogd keeps running: it holds the guests' console logs.
 	unshare -m --propagation private -- bash -c "$(_libvirt_ns_script)" \
 		libvirt-ns "$state" "$cache" 0 >"$state/start.log" 2>&1 9>&- || {
@@ -218,7 +221,7 @@ _libvirt_restart_locked() {
 		return 1
 	}
 	for ((i = 0; i < ${SVM_LIBVIRT_TIMEOUT:-60} * 4; i++)); do
-		_libvirt_answers && return 0
+		_libvirt_answers && return "$cmd_rc"
 		sleep 0.25
 	done
 	_libvirt_log "libvirtd does not answer after the restart"
