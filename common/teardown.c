@@ -23,6 +23,7 @@ struct teardown {
 	bool keep;
 	struct hypervisor *hv;
 	bool hv_failed;
+	bool node_unsafe;
 };
 
 static int undo_overlay(struct teardown *t, const char *path)
@@ -149,7 +150,7 @@ int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 			res->failed++;
 		/* A guest that may still run may still hold devices. */
 		if (r < 0 && strcmp(e->verb, "DOMAIN") == 0)
-			res->node_unsafe = true;
+			t.node_unsafe = true;
 		if (res->n_timed < TEARDOWN_TIMED_STEPS) {
 			struct teardown_step_time *st =
 				&res->timed[res->n_timed++];
@@ -159,6 +160,7 @@ int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 			st->error = r < 0 ? r : 0;
 		}
 	}
+	res->node_unsafe = t.node_unsafe;
 	hv_close(t.hv);
 	journal_free(&j);
 	return res->failed ? -EIO : 0;
