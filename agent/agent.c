@@ -627,18 +627,14 @@ static void session_read_report(struct session *s)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n == (ssize_t)sizeof(rep)) {
-		if (rep.stage == SPAWN_CHDIR)
-			send_error(s->id, 0,
-				   "cannot change to the working directory "
-				   "(%s): running in /tmp",
-				   strerror(rep.err));
-		else
-			send_error(s->id, 0, "cannot %s: %s",
-				   rep.stage == SPAWN_EXEC ? "execute the task"
-				   : rep.stage == SPAWN_IDENTITY
-					   ? "take the job's identity"
-					   : "set up the task",
-				   strerror(rep.err));
+		send_error(s->id, 0, "cannot %s: %s",
+			   rep.stage == SPAWN_EXEC ? "execute the task"
+			   : rep.stage == SPAWN_IDENTITY
+				   ? "take the job's identity"
+			   : rep.stage == SPAWN_CHDIR
+				   ? "change to the working directory or /tmp"
+				   : "set up the task",
+			   strerror(rep.err));
 		return;
 	}
 	close(s->report);

@@ -4,13 +4,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -50,6 +54,21 @@ static const char *env_get(char **env, const char *name)
 		if (strncmp(*env, name, len) == 0 && (*env)[len] == '=')
 			return *env + len + 1;
 	return NULL;
+}
+
+/* Replaces NAME=... of @entry's name in @env, or appends it (task_env()
+ * leaves room for one more). */
+static void env_put(char **env, char *entry)
+{
+	size_t len = strcspn(entry, "=") + 1;
+
+	for (; *env; env++)
+		if (strncmp(*env, entry, len) == 0) {
+			*env = entry;
+			return;
+		}
+	env[0] = entry;
+	env[1] = NULL;
 }
 
 /* execve with a PATH search in the task's environment, like execvpe but
@@ -105,6 +124,144 @@ static int child_identity(const struct proto_exec *m)
 	if (m->uid != 0 && setuid(0) == 0)
 		return EPERM;
 	return 0;
+}
+
+/* To the task's own stderr, as slurmstepd's errors before exec. */
+static void child_error(const char *fmt, ...) _printf_(1, 2);
+static void child_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	dprintf(2, "slurm-vm-agent: error: %s\n", msg);
+}
+
+/* PROTO_ENV_AFFINITY: the host task's CPUs as vCPUs (taskenv.h). */
+static void child_affinity(char **env)
+{
+	const char *s = env_get(env, PROTO_ENV_AFFINITY);
+	cpu_set_t set;
+
+	if (!s || !*s)
+		return;
+	CPU_ZERO(&set);
+	while (*s) {
+		char *end;
+		unsigned long lo = strtoul(s, &end, 10), hi = lo;
+
+		if (end == s)
+			return;
+		if (*end == '-') {
+			s = end + 1;
+			hi = strtoul(s, &end, 10);
+			if (end == s)
+				return;
+		}
+		for (unsigned long c = lo; c <= hi && c < CPU_SETSIZE; c++)
+			CPU_SET(c, &set);
+		if (*end != ',' && *end != '\0')
+			return;
+		s = *end ? end + 1 : end;
+	}
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		child_error("cannot bind the task to vCPUs %s: %s",
+			    env_get(env, PROTO_ENV_AFFINITY), strerror(errno));
+}
+
+static void child_umask(char **env)
+{
+	const char *s = env_get(env, "SLURM_UMASK");
+	char *end;
+	unsigned long mask;
+
+	if (!s)
+		return;
+	mask = strtoul(s, &end, 8);
+	if (end != s && !*end && mask <= 0777)
+		umask((mode_t)mask);
+}
+
+static const struct {
+	const char *name;
+	int resource;
+} propagated_limits[] = {
+	{ "CPU", RLIMIT_CPU },	   { "FSIZE", RLIMIT_FSIZE },
+	{ "DATA", RLIMIT_DATA },   { "STACK", RLIMIT_STACK },
+	{ "CORE", RLIMIT_CORE },   { "RSS", RLIMIT_RSS },
+	{ "NPROC", RLIMIT_NPROC }, { "NOFILE", RLIMIT_NOFILE },
+	{ "AS", RLIMIT_AS },
+};
+
+/* The submit host's soft limits srun propagates (SLURM_RLIMIT_<NAME>,
+ * "U" first when asked for with --propagate), as slurmstepd sets them
+ * (ulimits.c _set_limit): soft limits only; one above the hard limit is
+ * reduced to it, or, when the user asked for it, an error. MEMLOCK stays
+ * unlimited: RDMA in the guest needs it (spank_vm(8)). */
+static void child_limits(char **env)
+{
+	char name[32];
+
+	for (size_t i = 0; i < ARRAY_SIZE(propagated_limits); i++) {
+		const char *s;
+		char *end;
+		unsigned long long v;
+		struct rlimit r;
+		bool asked;
+
+		snprintf(name, sizeof(name), "SLURM_RLIMIT_%s",
+			 propagated_limits[i].name);
+		s = env_get(env, name);
+		if (!s)
+			continue;
+		asked = *s == 'U';
+		s += asked;
+		errno = 0;
+		v = strtoull(s, &end, 10);
+		if (errno || end == s || *end ||
+		    getrlimit(propagated_limits[i].resource, &r) < 0 ||
+		    r.rlim_cur == (rlim_t)v)
+			continue;
+		r.rlim_cur = (rlim_t)v;
+		if (!asked && r.rlim_cur > r.rlim_max)
+			r.rlim_cur = r.rlim_max;
+		if (setrlimit(propagated_limits[i].resource, &r) < 0 && asked)
+			child_error("Can't propagate RLIMIT_%s of %llu from "
+				    "submit host: %s",
+				    propagated_limits[i].name, v,
+				    strerror(errno));
+	}
+}
+
+/* TMPDIR as slurmstepd makes it (task.c _make_tmpdir): created 0700 as the
+ * user, or /tmp with the reason. */
+static void child_tmpdir(char **env)
+{
+	static char fallback[] = "TMPDIR=/tmp";
+	const char *dir = env_get(env, "TMPDIR");
+	struct stat st;
+	int err;
+
+	if (!dir) {
+		env_put(env, fallback);
+		return;
+	}
+	if (mkdir(dir, 0700) == 0)
+		return;
+	err = errno;
+	if (stat(dir, &st) < 0)
+		child_error("Unable to create TMPDIR [%s]: %s", dir,
+			    strerror(err));
+	else if (!S_ISDIR(st.st_mode))
+		child_error("TMPDIR [%s] is not a directory", dir);
+	else if (access(dir, X_OK | W_OK) < 0)
+		child_error("TMPDIR [%s] is not writeable", dir);
+	else
+		return;
+	child_error("Setting TMPDIR to /tmp");
+	env_put(env, fallback);
 }
 
 static void child_close_range(unsigned first, unsigned last)
@@ -171,18 +328,38 @@ static _Noreturn void child_main(const struct proto_exec *m, char **env,
 	if (err)
 		child_fail(report, SPAWN_SETUP, err);
 	setrlimit(RLIMIT_MEMLOCK, &unlimited);
+	child_affinity(m->env);
 	err = child_identity(m);
 	if (err)
 		child_fail(report, SPAWN_IDENTITY, err);
+	child_umask(m->env);
+	child_limits(m->env);
+	/* As slurmstepd on bare metal (mgr.c), in the same words. */
 	if (chdir(m->cwd) < 0) {
-		child_report(report, SPAWN_CHDIR, errno);
-		if (chdir("/tmp") < 0)
-			child_fail(report, SPAWN_CHDIR, errno);
+		child_error("couldn't chdir to `%s': %s: going to /tmp instead",
+			    m->cwd, strerror(errno));
+		if (chdir("/tmp") < 0) {
+			err = errno;
+			child_error("couldn't chdir to /tmp either. dying.");
+			child_fail(report, SPAWN_CHDIR, err);
+		}
 	}
+	child_tmpdir(env);
 	child_fail(report, SPAWN_EXEC, child_exec(m->argv, env));
 }
 
-/* The task's environment, with PMI_FD=3 when it gets a PMI socket. */
+/* Variables the agent consumes: the host's PMI_FD means nothing here (ours
+ * is 3, or there is none); the affinity and the limits are applied. */
+static bool consumed_var(const char *entry)
+{
+	return strncmp(entry, "PMI_FD=", 7) == 0 ||
+	       strncmp(entry, PROTO_ENV_AFFINITY "=",
+		       strlen(PROTO_ENV_AFFINITY) + 1) == 0 ||
+	       strncmp(entry, "SLURM_RLIMIT_", 13) == 0;
+}
+
+/* The task's environment, with PMI_FD=3 when it gets a PMI socket and
+ * room for child_tmpdir() to add TMPDIR. */
 static char **task_env(const struct proto_exec *m)
 {
 	size_t n = 0, j = 0;
@@ -190,12 +367,11 @@ static char **task_env(const struct proto_exec *m)
 
 	while (m->env[n])
 		n++;
-	env = calloc(n + 2, sizeof(char *));
+	env = calloc(n + 3, sizeof(char *));
 	if (!env)
 		return NULL;
-	/* The host's PMI_FD means nothing here: ours is 3, or there is none. */
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(m->env[i], "PMI_FD=", 7) != 0)
+		if (!consumed_var(m->env[i]))
 			env[j++] = m->env[i];
 	if (m->flags & PROTO_EXEC_PMI)
 		env[j++] = "PMI_FD=3";

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
-/* Starting one task in the guest: fork, own session, identity, limits, cwd,
- * exec with PATH search in the task's own environment. */
+/* Starting one task in the guest: fork, own session, affinity, identity,
+ * umask, propagated limits, cwd and TMPDIR as slurmstepd does them, exec
+ * with PATH search in the task's own environment. */
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -10,7 +11,7 @@
 enum spawn_stage {
 	SPAWN_SETUP = 1, /* fds, session, pty */
 	SPAWN_IDENTITY,	 /* setgroups/setgid/setuid */
-	SPAWN_CHDIR,	 /* a warning: the task runs in /tmp instead */
+	SPAWN_CHDIR,	 /* neither the cwd nor /tmp */
 	SPAWN_EXEC,
 };
 

@@ -28,3 +28,4 @@ include $(srcdir)/common/placement.mk
 include $(srcdir)/common/gresgen.mk
 include $(srcdir)/common/reclaim.mk
 include $(srcdir)/common/front.mk
+include $(srcdir)/common/task.mk

@@ -79,6 +79,10 @@
 
 #define PROTO_FLAG_MORE 0x0001u
 
+/* In an EXEC's environment, for the agent, which applies it and removes it:
+ * the vCPUs (list syntax, "0-1,3") the task is bound to. */
+#define PROTO_ENV_AFFINITY "SLURM_VM_AFFINITY"
+
 enum proto_kind {
 	PROTO_HELLO = 1,
 	PROTO_READY,

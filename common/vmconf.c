@@ -55,6 +55,7 @@ static const struct kv_key keys[] = {
 	K("RequireLocality", KV_BOOL, require_locality, .defval = "yes"),
 	K("VfioDir", KV_PATH, vfio_dir, .defval = "/dev/vfio"),
 	K("IbvfAutoDetect", KV_BOOL, ibvf_autodetect, .defval = "no"),
+	K("TaskTmpDir", KV_STRING, task_tmpdir, .defval = "/tmp"),
 };
 
 static const struct kv_table vmconf_table = {
@@ -79,7 +80,15 @@ int vmconf_load(struct vmconf *conf, const char *path)
 	conf->path = strdup(path);
 	if (!conf->path)
 		return -ENOMEM;
-	return kv_parse_file(&vmconf_table, conf, path);
+	r = kv_parse_file(&vmconf_table, conf, path);
+	if (r == 0 && strcmp(conf->task_tmpdir, "keep") != 0 &&
+	    (conf->task_tmpdir[0] != '/' || strchr(conf->task_tmpdir, '\n')))
+		r = log_errno(
+			EINVAL,
+			"%s: TaskTmpDir=%s: an absolute path or \"keep\"; "
+			"see vm.conf(5)",
+			path, conf->task_tmpdir);
+	return r;
 }
 
 char *slurm_conf_sibling(const char *name)

@@ -55,6 +55,9 @@ struct vmconf {
 	bool require_locality;
 	char *vfio_dir;	      /* /dev/vfio: gres.conf File= of a group */
 	bool ibvf_autodetect; /* gres/ibvf numbers the VFs it finds */
+
+	/* tasks */
+	char *task_tmpdir; /* TMPDIR in the guest; "keep": the host's */
 };
 
 /* Default path: dirname($SLURM_CONF or /etc/slurm/slurm.conf)/vm.conf. */

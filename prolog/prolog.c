@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -24,6 +25,7 @@
 #include "log.h"
 #include "prolog.h"
 #include "strutil.h"
+#include "taskenv.h"
 
 static enum prolog_result prolog_check_image(struct prolog *p)
 {
@@ -118,6 +120,33 @@ static enum prolog_result prolog_resolve_alloc(struct prolog *p)
 	return PROLOG_OK;
 }
 
+/* What the tasks need to translate their environment (taskenv.h). */
+static enum prolog_result prolog_write_task_map(struct prolog *p)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1;
+	struct task_map m;
+	int r;
+
+	r = task_map_from_plan(&p->plan, &m);
+	if (r == 0) {
+		r = task_map_format(&m, &text);
+		task_map_free(&m);
+	}
+	if (r < 0)
+		return PROLOG_NODE_FAULT;
+	fd = openat(p->state_fd, TASKMAP_FILE,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	if (fd < 0 || fchmod(fd, 0644) < 0 ||
+	    write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		log_errno(errno, "cannot write %s/%s", p->state_path,
+			  TASKMAP_FILE);
+		return PROLOG_NODE_FAULT;
+	}
+	return PROLOG_OK;
+}
+
 static enum prolog_result prolog_plan(struct prolog *p)
 {
 	struct plan_request pr = {
@@ -147,7 +176,7 @@ static enum prolog_result prolog_plan(struct prolog *p)
 		for (char *line = strtok(summary, "\n"); line;
 		     line = strtok(NULL, "\n"))
 			log_info("job %u: plan: %s", p->req.job_id, line);
-	return PROLOG_OK;
+	return prolog_write_task_map(p);
 }
 
 /* Does @g hold one of the devices planned for this job? Which one. */

@@ -31,5 +31,9 @@ void vm_options_free(void);
 
 /* Allocator (sbatch/salloc) and local (srun) context. */
 int submit_post_opt(spank_t sp);
+/* Local context (srun), before launch: marks a --multi-prog step for the
+ * tasks with MULTI_PROG_ENV=1. */
+#define MULTI_PROG_ENV "SLURM_VM_MULTI_PROG"
+int launch_mark_multi_prog(spank_t sp);
 /* Remote context, in each task: run it in the guest. */
 int task_init_remote(spank_t sp);

@@ -10,12 +10,14 @@
  * fails with it. The batch script and the extern step stay on the host.
  *
  * Replacing the task here skips what slurmstepd does after task_init:
- * TaskProlog, TMPDIR and the PATH lookup of argv[0]. The agent looks argv[0]
- * up in the guest's PATH; see spank_vm(8).
+ * the --multi-prog line (taken here), TaskProlog, TMPDIR, the PATH lookup
+ * of argv[0] and the user limits (the agent does those in the guest); see
+ * spank_vm(8). The environment is translated for the guest (taskenv.h).
  */
 #include "config.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <slurm/slurm.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +27,10 @@
 
 #include "journal.h"
 #include "log.h"
+#include "multiprog.h"
 #include "spank_vm.h"
 #include "strutil.h"
+#include "taskenv.h"
 #include "vmconf.h"
 
 static int task_load_conf(struct vmconf *conf)
@@ -55,21 +59,99 @@ static void task_report_reason(const char *state, uint32_t job)
 		fprintf(stderr, "%s", line);
 }
 
+/* srun's mark (launch.c) is ours: no task keeps it, VM job or not. */
+static bool task_take_multi_prog_mark(spank_t sp)
+{
+	char mark[4] = "";
+	spank_err_t rc = spank_getenv(sp, MULTI_PROG_ENV, mark, sizeof(mark));
+
+	if (rc == ESPANK_ENV_NOEXIST)
+		return false;
+	spank_unsetenv(sp, MULTI_PROG_ENV);
+	return rc == ESPANK_SUCCESS && strcmp(mark, "1") == 0;
+}
+
+/* The task's own argv: under --multi-prog its line of the file. */
+static int task_argv(spank_t sp, bool multi_prog, char ***argv)
+{
+	char **step_argv = NULL;
+	uint32_t rank = 0;
+	int argc = 0, r;
+
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &step_argv) !=
+		    ESPANK_SUCCESS ||
+	    argc < 1)
+		return -EINVAL;
+	if (!multi_prog) {
+		*argv = calloc((size_t)argc + 1, sizeof(char *));
+		if (!*argv)
+			return -ENOMEM;
+		for (int i = 0; i < argc; i++)
+			if (!((*argv)[i] = strdup(step_argv[i])))
+				return -ENOMEM;
+		return 0;
+	}
+	if (argc < 2 ||
+	    spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS)
+		return -EINVAL;
+	r = multiprog_task_argv(step_argv[1], rank, step_argv + 2,
+				(size_t)argc - 2, argv);
+	if (r == -ENOENT)
+		log_error("Program for task rank %u not specified.", rank);
+	else if (r < 0)
+		log_error("the --multi-prog line of task rank %u is malformed",
+			  rank);
+	return r;
+}
+
+/* The task's environment for the guest (taskenv.h). */
+static int task_env(spank_t sp, const struct vmconf *conf, const char *state,
+		    char ***out)
+{
+	_cleanup_free_ char *path = NULL, *affinity = NULL;
+	struct taskenv_rule rule = { 0 };
+	struct task_map map;
+	char **env = NULL;
+	cpu_set_t set;
+	int r;
+
+	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+		return -EINVAL;
+	if (asprintf(&path, "%s/" TASKMAP_FILE, state) < 0)
+		return -ENOMEM;
+	r = task_map_load(path, &map);
+	if (r < 0)
+		return log_errno(r, "cannot read the VM's task map %s", path);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		taskenv_affinity(&map, &set, &affinity);
+	rule.affinity = affinity;
+	if (strcmp(conf->task_tmpdir, "keep") != 0)
+		rule.tmpdir = conf->task_tmpdir;
+	r = taskenv_translate(&map, &rule, env, out);
+	task_map_free(&map);
+	return r;
+}
+
 static int task_exec_in_guest(spank_t sp, const struct vmconf *conf,
-			      const char *state)
+			      const char *state, bool multi_prog)
 {
 	_cleanup_free_ char *exec = NULL, *sock = NULL, *cwd = NULL;
-	char **argv = NULL, **env = NULL, **nargv;
-	int argc = 0, n = 0;
+	_cleanup_strv_free_ char **argv = NULL, **env = NULL;
+	_cleanup_free_ char **nargv = NULL;
+	int n = 0, r;
 
-	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || argc < 1)
-		return -EINVAL;
+	r = task_argv(sp, multi_prog, &argv);
+	if (r == 0)
+		r = task_env(sp, conf, state, &env);
+	if (r < 0)
+		return r;
 	if (asprintf(&exec, "%s/slurm-vm-exec", conf->helper_dir) < 0 ||
 	    asprintf(&sock, "%s/sock/relay.sock", state) < 0)
 		return -ENOMEM;
+	/* slurmstepd already went to the job's cwd, or to /tmp with an
+	 * error, as on bare metal; the guest goes to the same one. */
 	cwd = getcwd(NULL, 0);
-	nargv = calloc((size_t)argc + 8, sizeof(*nargv));
+	nargv = calloc(strv_length(argv) + 8, sizeof(*nargv));
 	if (!nargv)
 		return -ENOMEM;
 	nargv[n++] = exec;
@@ -79,13 +161,14 @@ static int task_exec_in_guest(spank_t sp, const struct vmconf *conf,
 		nargv[n++] = "--cwd";
 		nargv[n++] = cwd;
 	}
+	/* srun --pty: slurmstepd made a terminal our stdin. */
+	if (isatty(STDIN_FILENO))
+		nargv[n++] = "--pty";
 	nargv[n++] = "--";
-	for (int i = 0; i < argc; i++)
+	for (size_t i = 0; argv[i]; i++)
 		nargv[n++] = argv[i];
 	execve(exec, nargv, env);
-	log_errno(errno, "cannot run %s", exec);
-	free(nargv);
-	return -errno;
+	return log_errno(errno, "cannot run %s", exec);
 }
 
 int task_init_remote(spank_t sp)
@@ -96,8 +179,10 @@ int task_init_remote(spank_t sp)
 	_cleanup_free_ char *state = NULL, *reason = NULL;
 	struct vmconf conf;
 	struct stat st;
+	bool multi_prog;
 	int r;
 
+	multi_prog = task_take_multi_prog_mark(sp);
 	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
 		return 0;
@@ -124,7 +209,7 @@ int task_init_remote(spank_t sp)
 		r = -EHOSTDOWN;
 		goto out;
 	}
-	r = task_exec_in_guest(sp, &conf, state);
+	r = task_exec_in_guest(sp, &conf, state, multi_prog);
 out:
 	vmconf_free(&conf);
 	return r;

@@ -23,6 +23,7 @@ include $(srcdir)/tests/unit/proto.mk
 include $(srcdir)/tests/unit/placement.mk
 include $(srcdir)/tests/unit/gresgen.mk
 include $(srcdir)/tests/unit/reclaim.mk
+include $(srcdir)/tests/unit/task.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that
