@@ -2,7 +2,8 @@
 # Task start latency: `srun` into a job's guest against bare-metal `srun` on
 # the same node, measured in the same run on the same test cluster.
 #
-#   bench/task_bench.sh [BUILD-DIR]     (root; BUILD-DIR default build/)
+#   bench/task_bench.sh [N]     (root; the build from $BUILD_DIR, default
+#                               build/; N steps per kind, default 20)
 #
 # Starts the test cluster (tests/cluster/harness.sh, with libvirtd and the
 # test guest), one VM job (--vm-image) and one plain job (no --vm-image), one
@@ -17,8 +18,7 @@
 # are for tools (doc tables). Without KVM the guest runs under TCG: the
 # figures are then regression figures, not production ones, and say "TCG".
 #
-# SVM_BENCH_N (20) steps per kind, SVM_BENCH_TASKS (4) tasks per multi-task
-# step. Takes 3-6 minutes with the guest boot. Boots a guest: run it under
+# SVM_BENCH_TASKS (4) tasks per multi-task step. Takes 3-6 minutes with the guest boot. Boots a guest: run it under
 # the guest lock on shared machines
 #   flock /tmp/slurm-vm-guest.lock bench/task_bench.sh
 set -euo pipefail
@@ -26,11 +26,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 export BUILD_DIR
-BUILD_DIR=$(cd "${1:-${BUILD_DIR:-$top/build}}" && pwd)
-n=${SVM_BENCH_N:-20}
+BUILD_DIR=$(cd "${BUILD_DIR:-$top/build}" && pwd)
+n=${1:-20}
 k=${SVM_BENCH_TASKS:-4}
 for v in "$n" "$k"; do
-	case "$v" in '' | *[!0-9]* | 0) echo "task_bench: SVM_BENCH_N and SVM_BENCH_TASKS must be positive integers" >&2; exit 2 ;; esac
+	case "$v" in '' | *[!0-9]* | 0) echo "task_bench: N and SVM_BENCH_TASKS must be positive integers" >&2; exit 2 ;; esac
 done
 [ "$(id -u)" = 0 ] || {
 	echo "task_bench: run as root (it starts slurmctld, slurmd and libvirtd)" >&2
