@@ -138,6 +138,21 @@ size_t strv_length(char *const *v)
 	return n;
 }
 
+char **strv_copy(char *const *v)
+{
+	size_t n = strv_length(v);
+	char **c = calloc(n + 1, sizeof(char *));
+
+	for (size_t i = 0; c && i < n; i++) {
+		c[i] = strdup(v[i]);
+		if (!c[i]) {
+			strv_free(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
 void strv_free(char **v)
 {
 	for (size_t i = 0; v && v[i]; i++)

@@ -15,6 +15,8 @@ int str_to_mib(const char *s, uint64_t *mib);
 int strv_split(const char *s, char sep, char ***out);
 char *strv_join(const char *const *v, const char *sep);
 size_t strv_length(char *const *v);
+/* A deep copy of the NULL-terminated @v (NULL: out of memory). */
+char **strv_copy(char *const *v);
 void strv_free(char **v);
 static inline void strv_freep(char ***v)
 {

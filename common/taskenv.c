@@ -4,9 +4,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "strutil.h"
@@ -469,6 +471,134 @@ static int gpu_var_translate(const struct task_map *m, const char *value,
 	if (all_in_guest)
 		*out = TAKE_PTR(buf);
 	return 0;
+}
+
+/* @env without NAME (of length @len); returns where it was, or the end. */
+static size_t env_remove(char **env, const char *name, size_t len)
+{
+	size_t i = 0, at = SIZE_MAX;
+
+	for (size_t j = 0; env[j]; j++) {
+		if (strncmp(env[j], name, len) == 0 && env[j][len] == '=') {
+			free(env[j]);
+			at = at == SIZE_MAX ? i : at;
+			continue;
+		}
+		env[i++] = env[j];
+	}
+	env[i] = NULL;
+	return at == SIZE_MAX ? i : at;
+}
+
+static int env_set(char ***env, const char *name, size_t len, const char *value)
+{
+	size_t n = strv_length(*env), at;
+	char *entry, **v;
+
+	if (asprintf(&entry, "%.*s=%s", (int)len, name, value) < 0)
+		return -ENOMEM;
+	v = realloc(*env, (n + 2) * sizeof(char *));
+	if (!v) {
+		free(entry);
+		return -ENOMEM;
+	}
+	*env = v;
+	at = env_remove(v, name, len);
+	n = strv_length(v);
+	memmove(v + at + 1, v + at, (n - at + 1) * sizeof(char *));
+	v[at] = entry;
+	return 0;
+}
+
+int taskenv_set(char ***env, const char *name, const char *value)
+{
+	return env_set(env, name, strlen(name), value);
+}
+
+int taskenv_mask_to_cpuset(const char *mask, cpu_set_t *set)
+{
+	_cleanup_free_ bool *bits = calloc(MAX_IDS, sizeof(bool));
+
+	if (!bits)
+		return -ENOMEM;
+	if (mask_parse(mask, bits) < 0)
+		return -EINVAL;
+	CPU_ZERO(set);
+	for (unsigned i = 0; i < MAX_IDS && i < CPU_SETSIZE; i++)
+		if (bits[i])
+			CPU_SET(i, set);
+	return 0;
+}
+
+static void skip_blanks(const char **p, const char *end)
+{
+	while (*p < end && isspace((unsigned char)**p))
+		(*p)++;
+}
+
+static int prolog_line(const char *line, const char *end, char ***env,
+		       int print_fd, char **cpu_mask)
+{
+	const char *name = line, *eq, *name_end;
+
+	if (end - line >= 6 && !strncmp(line, "print ", 6)) {
+		name += 6;
+		skip_blanks(&name, end);
+		if (write(print_fd, name, (size_t)(end - name)) < 0 ||
+		    write(print_fd, "\n", 1) < 0)
+			return 0; /* as slurmstepd: the output is best effort */
+		return 0;
+	}
+	if (end - line >= 6 && !strncmp(line, "unset ", 6)) {
+		name += 6;
+		skip_blanks(&name, end);
+		while (end > name && isspace((unsigned char)end[-1]))
+			end--;
+		if (end > name)
+			env_remove(*env, name, (size_t)(end - name));
+		return 0;
+	}
+	if (end - line < 7 || strncmp(line, "export ", 7) != 0)
+		return 0;
+	name += 7;
+	skip_blanks(&name, end);
+	eq = memchr(name, '=', (size_t)(end - name));
+	if (!eq)
+		return 0;
+	for (name_end = eq;
+	     name_end > name && isspace((unsigned char)name_end[-1]);
+	     name_end--)
+		;
+	if (name_end == name)
+		return 0;
+	if ((size_t)(name_end - name) == strlen("SLURM_PROLOG_CPU_MASK") &&
+	    !strncmp(name, "SLURM_PROLOG_CPU_MASK",
+		     (size_t)(name_end - name))) {
+		free(*cpu_mask);
+		*cpu_mask = strndup(eq + 1, (size_t)(end - eq - 1));
+		if (!*cpu_mask)
+			return -ENOMEM;
+	}
+	_cleanup_free_ char *value = strndup(eq + 1, (size_t)(end - eq - 1));
+	if (!value)
+		return -ENOMEM;
+	return env_set(env, name, (size_t)(name_end - name), value);
+}
+
+int taskenv_apply_prolog_output(const char *out, char ***env, int print_fd,
+				char **cpu_mask)
+{
+	int r = 0;
+
+	*cpu_mask = NULL;
+	while (*out && r == 0) {
+		const char *nl = strchr(out, '\n');
+		const char *end = nl ? nl : out + strlen(out);
+
+		r = prolog_line(out, end, env, print_fd, cpu_mask);
+		out = nl ? nl + 1 : end;
+	}
+	return r;
 }
 
 struct env_builder {

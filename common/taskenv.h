@@ -77,6 +77,21 @@ void task_map_free(struct task_map *m);
 int taskenv_affinity(const struct task_map *m, const cpu_set_t *set,
 		     char **vcpus);
 
+/* TaskProlog's standard output, read as slurmstepd reads it (task.c
+ * _proc_stdout), applied to @env (a malloc'd strv, changed in place or
+ * reallocated): "export NAME=value" sets (blanks after "export" and before
+ * '=' dropped), "unset NAME" removes, "print TEXT" writes TEXT and its
+ * newline to @print_fd; other lines are ignored. A SLURM_PROLOG_CPU_MASK
+ * export is returned in @cpu_mask (malloc'd, NULL if none) for the caller
+ * to bind the task with. */
+int taskenv_apply_prolog_output(const char *out, char ***env, int print_fd,
+				char **cpu_mask);
+
+/* Sets NAME=value in @env (a malloc'd strv, reallocated). */
+int taskenv_set(char ***env, const char *name, const char *value);
+/* A hex CPU mask ("0x3c" or "3c", as Slurm's masks) as a CPU set. */
+int taskenv_mask_to_cpuset(const char *mask, cpu_set_t *set);
+
 struct taskenv_rule {
 	const char *tmpdir;   /* TMPDIR/TMP/TEMP in the guest; NULL: keep */
 	const char *affinity; /* TASKENV_AFFINITY value; NULL: none */

@@ -35,5 +35,8 @@ int submit_post_opt(spank_t sp);
  * tasks with MULTI_PROG_ENV=1. */
 #define MULTI_PROG_ENV "SLURM_VM_MULTI_PROG"
 int launch_mark_multi_prog(spank_t sp);
+/* Remote context, in a VM task: slurm.conf TaskProlog as slurmstepd runs
+ * it, applied to @env (a malloc'd strv). */
+int task_prolog_run(char ***env);
 /* Remote context, in each task: run it in the guest. */
 int task_init_remote(spank_t sp);

@@ -83,13 +83,8 @@ static int task_argv(spank_t sp, bool multi_prog, char ***argv)
 	    argc < 1)
 		return -EINVAL;
 	if (!multi_prog) {
-		*argv = calloc((size_t)argc + 1, sizeof(char *));
-		if (!*argv)
-			return -ENOMEM;
-		for (int i = 0; i < argc; i++)
-			if (!((*argv)[i] = strdup(step_argv[i])))
-				return -ENOMEM;
-		return 0;
+		*argv = strv_copy(step_argv);
+		return *argv ? 0 : -ENOMEM;
 	}
 	if (argc < 2 ||
 	    spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS)
@@ -109,14 +104,21 @@ static int task_env(spank_t sp, const struct vmconf *conf, const char *state,
 		    char ***out)
 {
 	_cleanup_free_ char *path = NULL, *affinity = NULL;
+	_cleanup_strv_free_ char **env = NULL;
 	struct taskenv_rule rule = { 0 };
 	struct task_map map;
-	char **env = NULL;
+	char **job_env = NULL;
 	cpu_set_t set;
 	int r;
 
-	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+	if (spank_get_item(sp, S_JOB_ENV, &job_env) != ESPANK_SUCCESS)
 		return -EINVAL;
+	env = strv_copy(job_env);
+	if (!env)
+		return -ENOMEM;
+	r = task_prolog_run(&env);
+	if (r < 0)
+		return r;
 	if (asprintf(&path, "%s/" TASKMAP_FILE, state) < 0)
 		return -ENOMEM;
 	r = task_map_load(path, &map);

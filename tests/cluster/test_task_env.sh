@@ -12,6 +12,21 @@ set -euo pipefail
 . "$(dirname "$0")/guest.sh"
 
 user=svmtest
+# A TaskProlog for every task of the cluster, VM or not; it speaks only
+# when asked, so that the other checks see plain output.
+harness_config_hook() {
+	cat >"$HARNESS_DIR/task_prolog.sh" <<'EOF'
+#!/bin/sh
+[ -n "$SHOW_TASK_PROLOG" ] || exit 0
+echo "print task prolog on $(uname -r) context=$SLURM_SCRIPT_CONTEXT"
+echo "export FROM_TASK_PROLOG=yes it is"
+echo "unset SHOW_TASK_PROLOG"
+[ "$SHOW_TASK_PROLOG" = fail ] && exit 3
+exit 0
+EOF
+	chmod 755 "$HARNESS_DIR/task_prolog.sh"
+	echo "TaskProlog=$HARNESS_DIR/task_prolog.sh" >>"$HARNESS_ETC/slurm.conf"
+}
 guest_cluster_start 240
 work=$HARNESS_WORK/$user
 uid=$(id -u "$user")
@@ -105,6 +120,25 @@ vm=$(harness_as_user "$user" bash -c "ulimit -S -n 123; umask 027; timeout 120 s
 host=$(harness_as_user "$user" bash -c "ulimit -S -n 123; umask 027; timeout 120 srun --jobid=$plain --overlap -O --chdir=/tmp --propagate=NOFILE sh -c 'echo \$(ulimit -n) \$(umask) \${SLURM_RLIMIT_NOFILE:-gone}'" 2>&1) || true
 [ "$vm" = "$host" ] && [ "${vm%% *}" = 123 ] && ok "propagated NOFILE and umask as on bare metal: $vm" ||
 	fail "limits: guest '$vm' vs bare metal '$host'"
+
+# --- TaskProlog: run on the node as for a bare-metal task, its exports and
+# unsets reach the task in the guest, a failure fails the task
+probe='echo "${FROM_TASK_PROLOG:-none} ${SHOW_TASK_PROLOG:-unset}"'
+vm=$(step -n1 --chdir=/tmp --export=ALL,SHOW_TASK_PROLOG=1 sh -c "$probe; uname -r" 2>&1) || true
+host=$(plain_step -n1 --chdir=/tmp --export=ALL,SHOW_TASK_PROLOG=1 sh -c "$probe; uname -r" 2>&1) || true
+if [ "$(head -2 <<<"$vm")" = "$(head -2 <<<"$host")" ] &&
+	[ "$(head -1 <<<"$vm")" = "task prolog on $(uname -r) context=prolog_task" ] &&
+	[ "$(sed -n 2p <<<"$vm")" = "yes it is unset" ] &&
+	[ "$(tail -1 <<<"$vm")" = "$guest_kernel" ]; then
+	ok "TaskProlog ran on the node for the guest task as for a bare-metal one: $(head -2 <<<"$vm" | tr '\n' ';')"
+else
+	fail "TaskProlog: guest '$vm' vs bare metal '$host'"
+fi
+rc=0
+vm=$(step -n1 --chdir=/tmp --export=ALL,SHOW_TASK_PROLOG=fail true 2>&1) || rc=$?
+[ "$rc" != 0 ] && grep -q "TaskProlog failed status=3" <<<"$vm" &&
+	ok "a failing TaskProlog fails the guest task: rc=$rc, $(grep -o 'TaskProlog failed status=3' <<<"$vm")" ||
+	fail "failing TaskProlog: rc=$rc '$vm'"
 
 # --- srun --pty: an interactive shell in the guest through tmux
 sock=$HARNESS_DIR/tmux.sock

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "log.h"
@@ -364,6 +365,39 @@ static void test_env_paths_and_pass(void **state)
 	strv_free(out);
 }
 
+static void test_prolog_output(void **state)
+{
+	const char *out = "export A=1\n"
+			  "export   B = x y\n"
+			  "unset  C \n"
+			  "print   hello there\n"
+			  "garbage line\n"
+			  "export NOEQUALS\n"
+			  "export SLURM_PROLOG_CPU_MASK=0x4\n"
+			  "export A=2";
+	char **env = NULL, *mask = NULL, buf[64] = "";
+	int p[2];
+
+	assert_int_equal(strv_split("A=0:C=gone:D=kept", ':', &env), 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(taskenv_apply_prolog_output(out, &env, p[1], &mask),
+			 0);
+	close(p[1]);
+	assert_true(read(p[0], buf, sizeof(buf) - 1) > 0);
+	close(p[0]);
+	assert_string_equal(buf, "hello there\n");
+	assert_env(env, "A", "2");
+	assert_env(env, "B", " x y");
+	assert_env(env, "C", NULL);
+	assert_env(env, "D", "kept");
+	assert_env(env, "NOEQUALS", NULL);
+	assert_env(env, "SLURM_PROLOG_CPU_MASK", "0x4");
+	assert_string_equal(mask, "0x4");
+	assert_string_equal(env[0], "A=2"); /* replaced where it was */
+	free(mask);
+	strv_free(env);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_env_gpus),
 		cmocka_unit_test(test_env_cpu_bind),
 		cmocka_unit_test(test_env_paths_and_pass),
+		cmocka_unit_test(test_prolog_output),
 	};
 
 	log_open("test_task");
