@@ -86,12 +86,12 @@ quantile() {
 		{ v[NR] = $1 }
 		END { i = int(q * NR + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR; printf "%.3f", v[i] }'
 }
-ratio() { echo "scale=2; $1 / $2" | bc -l; }
+ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
 for kind in vm1 host1 vmk hostk; do
 	declare "med_$kind=$(quantile "${samples[$kind]}" 0.5)"
 	declare "p90_$kind=$(quantile "${samples[$kind]}" 0.9)"
 done
-per_task=$(echo "scale=3; ($med_vmk - $med_hostk) / $k" | bc -l)
+per_task=$(printf '%.3f' "$(echo "($med_vmk - $med_hostk) / $k" | bc -l)")
 
 echo "task_bench: $n steps each, alternating; $note guest (1 vCPU), bare metal on the same node"
 printf '%-34s %10s %10s\n' "" median p90

@@ -6,8 +6,8 @@
  * node, as the job user, in the task's cwd, with the task's environment
  * and SLURM_SCRIPT_CONTEXT=prolog_task; its "export", "unset" and "print"
  * lines change the environment that is then translated for the guest, a
- * SLURM_PROLOG_CPU_MASK rebinds the task, and a non-zero exit fails the
- * task with "TaskProlog failed status=N".
+ * SLURM_PROLOG_CPU_MASK rebinds the task, and a non-zero exit N ends the
+ * task with "TaskProlog failed status=N" and exit status N.
  *
  * The path is slurmstepd's own configuration: the plugin runs inside
  * slurmstepd, whose libslurmfull holds it in `slurm_conf`, a slurm_conf_t
@@ -109,13 +109,14 @@ int task_prolog_run(char ***env)
 		;
 	if (r < 0)
 		return r;
-	if (!WIFEXITED(status)) {
-		log_error("slurm task_prolog did not exit normally");
-		return -EIO;
-	}
-	if (WEXITSTATUS(status)) {
-		log_error("TaskProlog failed status=%d", WEXITSTATUS(status));
-		return -EIO;
+	/* As slurmstepd: the task ends with the script's status. */
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+
+		if (!WIFEXITED(status))
+			log_error("slurm task_prolog did not exit normally");
+		log_error("TaskProlog failed status=%d", code);
+		_exit(code);
 	}
 	r = taskenv_apply_prolog_output(out, env, STDOUT_FILENO, &mask);
 	if (r == 0 && mask && taskenv_mask_to_cpuset(mask, &set) == 0 &&

@@ -136,9 +136,13 @@ else
 fi
 rc=0
 vm=$(step -n1 --chdir=/tmp --export=ALL,SHOW_TASK_PROLOG=fail true 2>&1) || rc=$?
-[ "$rc" != 0 ] && grep -q "TaskProlog failed status=3" <<<"$vm" &&
-	ok "a failing TaskProlog fails the guest task: rc=$rc, $(grep -o 'TaskProlog failed status=3' <<<"$vm")" ||
-	fail "failing TaskProlog: rc=$rc '$vm'"
+host_rc=0
+host=$(plain_step -n1 --chdir=/tmp --export=ALL,SHOW_TASK_PROLOG=fail true 2>&1) || host_rc=$?
+if [ "$rc" = 3 ] && [ "$host_rc" = 3 ] && grep -q "TaskProlog failed status=3" <<<"$vm"; then
+	ok "a TaskProlog exiting 3 ends the guest task with 3, as on bare metal: $(grep -o 'TaskProlog failed status=3' <<<"$vm")"
+else
+	fail "failing TaskProlog: guest rc=$rc '$vm', bare metal rc=$host_rc '$host'"
+fi
 
 # --- srun --pty: an interactive shell in the guest through tmux
 sock=$HARNESS_DIR/tmux.sock
