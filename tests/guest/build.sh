@@ -62,7 +62,7 @@ while [ $# -gt 0 ]; do
 done
 
 for tool in apt-get apt-cache dpkg-deb mke2fs qemu-img cpio gzip modprobe \
-	depmod sha256sum xz od gcc mpicc.mpich; do
+	depmod sha256sum xz od gcc mpicc.mpich chroot; do
 	command -v "$tool" >/dev/null ||
 		die "'$tool' not found: run scripts/install-deps.sh as root"
 done
@@ -341,6 +341,12 @@ done
 	install -m 644 "$q/lib/x86_64-linux-gnu/libc.so.6" "$r/lib/x86_64-linux-gnu/libc.so.6"
 # qemu-ga's default pid file and state directory are under /var/run.
 [ -e "$r/var/run" ] || ln -s ../run "$r/var/run"
+# The dynamic programs against the guest's own tree only (its loader, no
+# ld.so.cache, its libraries), as in the guest: caught here, not at boot.
+chroot "$r" /usr/sbin/qemu-ga --version >/dev/null ||
+	die "qemu-ga does not start with the guest's libraries"
+chroot "$r" /lib64/ld-linux-x86-64.so.2 --list /usr/bin/svm-mpi-allreduce >/dev/null ||
+	die "svm-mpi-allreduce's libraries are not all in the guest (see above)"
 
 # The files plus room for the jobs' writes (at least the 96 MiB of old).
 size_mb=$(($(du -sm "$r" | cut -f1) + 64))
