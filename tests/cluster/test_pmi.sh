@@ -5,14 +5,28 @@
 # guest's svm-pmi-check speaks the wire protocol itself (PMI-1 lines as
 # MPICH's simple PMI does, PMI-2 length-prefixed commands): every rank puts,
 # fences and checks every other rank's value. Then Debian's MPICH
-# (libmpich12, copied into the guest) runs an MPI_Allreduce over 2 ranks.
-# One guest boot serves every check.
+# (libmpich12, copied into the guest) runs an MPI_Allreduce over 2 ranks,
+# and MPI_Abort in one rank ends the step as it does on bare metal (the same
+# program built for the host, run first), leaving no rank in the guest.
+# One guest boot serves every check; no environment settings are needed
+# (Debian's MPICH is ch4:ucx; UCX uses its built-in shared-memory and self
+# transports, its InfiniBand/RDMA-CM modules are not in the test guest).
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 . "$(dirname "$0")/guest.sh"
 
 user=svmtest
 guest_cluster_start 240
+work=$HARNESS_WORK/$user
+
+# MPI_Abort on bare metal first (the VM job below takes the node's CPUs):
+# the same program built for the host; the guest's run must end the same.
+mpicc.mpich -O2 -o "$work/svm-mpi-allreduce" \
+	"$HARNESS_REPO/tests/guest/files/mpi_allreduce.c"
+chmod 0755 "$work/svm-mpi-allreduce"
+host_rc=0
+host_out=$(harness_as_user "$user" timeout 60 srun --mpi=pmi2 -n2 \
+	"$work/svm-mpi-allreduce" abort 2>&1) || host_rc=$?
 
 job=$(harness_as_user "$user" sbatch --parsable -n2 -c1 --mem=768M \
 	--vm-image=testguest --wrap 'sleep 900')
@@ -65,6 +79,30 @@ if [ "$rc" = 0 ] && [ "$(wc -l <<<"$got")" = 2 ] &&
 	sed 's/^/    /' <<<"$out"
 else
 	fail "MPICH allreduce: srun rc=$rc, output:"
+	sed 's/^/    /' <<<"$out"
+fi
+
+# MPI_Abort in one rank while the other waits in a barrier: the PMI server
+# kills the step; srun ends as on bare metal and no rank is left in the guest.
+norm() { grep -o 'tasks [0-9-]*: [A-Za-z ]*\|MPI_Abort(MPI_COMM_WORLD, 3)' | sort -u | tr '\n' ' '; }
+rc=0
+t0=$(date +%s)
+out=$(step --mpi=pmi2 -n2 svm-mpi-allreduce abort 2>&1) || rc=$?
+secs=$(($(date +%s) - t0))
+ranks_left() { # how many, from the guest's ps (which must list its agent)
+	local ps
+	ps=$(step -n1 ps 2>/dev/null) || true
+	grep -q '[s]lurm-vm-agent' <<<"$ps" || { echo "unknown (no ps)"; return; }
+	grep -c '[s]vm-mpi-allreduce' <<<"$ps" || true
+}
+no_ranks_left() { [ "$(ranks_left)" = 0 ]; }
+harness_wait 20 "the aborted ranks to be gone from the guest" no_ranks_left || true
+left=$(ranks_left)
+if [ "$rc" = "$host_rc" ] && [ "$rc" != 0 ] && [ "$(norm <<<"$out")" = "$(norm <<<"$host_out")" ] &&
+	[ "$left" = 0 ] && [ "$secs" -lt 60 ]; then
+	ok "MPI_Abort in the guest ends the step as on bare metal (rc=$rc, '$(norm <<<"$out")', ${secs}s), no rank left in the guest"
+else
+	fail "MPI_Abort: guest rc=$rc in ${secs}s, $left ranks left, '$(norm <<<"$out")'; bare metal rc=$host_rc '$(norm <<<"$host_out")'"
 	sed 's/^/    /' <<<"$out"
 fi
 

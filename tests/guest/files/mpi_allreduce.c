@@ -4,6 +4,10 @@
  * contributes its rank id to an MPI_Allreduce(MPI_SUM) and checks the sum
  * against size * (size - 1) / 2. Rank 0 also names the MPI library. Exits 0
  * only if this rank's sum is right.
+ *
+ *   svm-mpi-allreduce abort   instead, the last rank calls MPI_Abort(3)
+ *                             while the others wait in MPI_Barrier: the
+ *                             whole step must end, not hang
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -23,6 +27,19 @@ int main(int argc, char **argv)
 		/* The first line of MPICH's text is its version. */
 		lib[strcspn(lib, "\n")] = '\0';
 		printf("mpi: %s\n", lib);
+	}
+	if (argc > 1 && strcmp(argv[1], "abort") == 0) {
+		if (rank == size - 1) {
+			printf("mpi: rank %d of %d: MPI_Abort(3)\n", rank,
+			       size);
+			fflush(stdout);
+			MPI_Abort(MPI_COMM_WORLD, 3);
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+		printf("mpi: rank %d of %d: passed a barrier a rank never reached\n",
+		       rank, size);
+		MPI_Finalize();
+		return 1;
 	}
 	MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	want = size * (size - 1) / 2;
