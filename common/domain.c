@@ -399,8 +399,10 @@ static void write_hostdev(struct xw *x, const struct plan *plan, size_t d,
 		start(x, "hostdev");
 		attr(x, "mode", "subsystem");
 		attr(x, "type", "pci");
-		attr(x, "managed",
-		     p->binding == DEVICE_BINDING_MANAGED ? "yes" : "no");
+		/* DeviceBinding=managed is the prolog's node-device detach,
+		 * journaled, so the epilog can report a device that does not
+		 * come back: libvirt never rebinds on its own. */
+		attr(x, "managed", "no");
 		empty(x, "driver", "name", "vfio", NULL);
 		start(x, "source");
 		pci_address(x, dev->funcs[f].addr, true, false);
@@ -424,6 +426,25 @@ static void write_devices(struct xw *x, const struct plan *plan,
 	/* nothing the job did not ask for: no USB, no balloon */
 	empty(x, "controller", "type", "usb", "model", "none", NULL);
 	empty(x, "memballoon", "model", "none", NULL);
+	end(x);
+}
+
+/* qemu runs as the job user and libvirt relabels nothing: it would chown
+ * the user's image and the catalog's kernel to the user. Everything qemu
+ * opens is made reachable by the prolog instead. */
+static void write_seclabel(struct xw *x, const struct domain_params *p)
+{
+	if (!p->run_as_user)
+		return;
+	start(x, "seclabel");
+	attr(x, "type", "static");
+	attr(x, "model", "dac");
+	attr(x, "relabel", "no");
+	start(x, "label");
+	xw_check(x, xmlTextWriterWriteFormatString(x->w, "+%u:+%u",
+						   (unsigned)p->uid,
+						   (unsigned)p->gid));
+	end(x);
 	end(x);
 }
 
@@ -469,6 +490,7 @@ static void write_domain(struct xw *x, const struct plan *plan,
 	text_elem(x, "on_reboot", "destroy");
 	text_elem(x, "on_crash", "destroy");
 	write_devices(x, plan, p);
+	write_seclabel(x, p);
 	end(x);
 }
 

@@ -12,8 +12,8 @@
  * devices (<target busNr><node>cell</node>), one pcie-root-port per device,
  * the device's functions on that port's bus.
  *
- * DeviceAttach=vfio: <hostdev mode='subsystem' type='pci' managed=...> with
- * <driver name='vfio'/>. DeviceAttach=emulate (machines without an IOMMU):
+ * DeviceAttach=vfio: <hostdev mode='subsystem' type='pci' managed='no'> with
+ * <driver name='vfio'/> (DeviceBinding=managed detaches in the prolog). DeviceAttach=emulate (machines without an IOMMU):
  * each planned device becomes a virtio-rng PCI function (backend /dev/urandom)
  * at the same guest address: it needs no host resource, every qemu has it,
  * and the guest sees a PCI function on the planned bus in the planned NUMA
@@ -22,6 +22,7 @@
  * <metadata> holds <svm:job> in namespace DOMAIN_XMLNS: job id, uid, and each
  * device's host address, kind, gres and index.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -37,6 +38,10 @@ struct domain_params {
 	const char *uuid; /* NULL: libvirt makes one */
 	uint32_t job_id;
 	uid_t uid;
+	gid_t gid;
+	/* qemu runs as uid:gid (<seclabel type='static' model='dac'
+	 * relabel='no'>): libvirt chowns nothing */
+	bool run_as_user;
 
 	/* disk: overlay (if any) backed by image; formats always explicit */
 	const char *image;	  /* base image */

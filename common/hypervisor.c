@@ -191,3 +191,48 @@ int hv_domain_state(struct hypervisor *hv, const char *name, const char **state)
 			 : "unknown";
 	return 0;
 }
+
+/* libvirt's node device name of a PCI function: pci_DDDD_BB_SS_F. */
+static virNodeDevicePtr hv_pci_lookup(struct hypervisor *hv, const char *addr)
+{
+	unsigned dom, bus, slot, fn;
+	char name[64];
+
+	if (sscanf(addr, "%x:%x:%x.%x", &dom, &bus, &slot, &fn) != 4)
+		return NULL;
+	snprintf(name, sizeof(name), "pci_%04x_%02x_%02x_%x", dom, bus, slot,
+		 fn);
+	return virNodeDeviceLookupByName(hv->conn, name);
+}
+
+/* Binds @addr to vfio-pci (@detach) or back to its host driver. */
+static int hv_pci_bind(struct hypervisor *hv, const char *addr, bool detach)
+{
+	virNodeDevicePtr dev = hv_pci_lookup(hv, addr);
+	int r = 0;
+
+	if (!dev) {
+		log_error("libvirt does not know PCI device %s: %s", addr,
+			  hv_last_error());
+		return -ENODEV;
+	}
+	if ((detach ? virNodeDeviceDetachFlags(dev, "vfio", 0)
+		    : virNodeDeviceReAttach(dev)) < 0) {
+		log_error("cannot bind PCI device %s to %s: %s", addr,
+			  detach ? "vfio-pci" : "its host driver",
+			  hv_last_error());
+		r = -EIO;
+	}
+	virNodeDeviceFree(dev);
+	return r;
+}
+
+int hv_pci_detach(struct hypervisor *hv, const char *addr)
+{
+	return hv_pci_bind(hv, addr, true);
+}
+
+int hv_pci_reattach(struct hypervisor *hv, const char *addr)
+{
+	return hv_pci_bind(hv, addr, false);
+}

@@ -31,3 +31,9 @@ int hv_list(struct hypervisor *hv, const char *prefix, char ***names);
  * -ENOENT when there is no such domain. */
 int hv_domain_state(struct hypervisor *hv, const char *name,
 		    const char **state);
+
+/* DeviceBinding=managed: binds PCI function @addr ("0000:3b:00.0") to
+ * vfio-pci (libvirt node-device detach), and gives it back to its host
+ * driver. -ENODEV when libvirt does not know the function. */
+int hv_pci_detach(struct hypervisor *hv, const char *addr);
+int hv_pci_reattach(struct hypervisor *hv, const char *addr);

@@ -16,6 +16,7 @@
 #include "kvconf.h"
 #include "log.h"
 #include "strutil.h"
+#include "user.h"
 
 static const char *const format_choices[] = {"raw", "qcow2", NULL};
 static const char *const firmware_choices[] = {"bios", "uefi", NULL};
@@ -421,20 +422,6 @@ static void report_sink(enum log_level level, const char *msg)
 		dprintf(report_fd, "E\t%s\n", msg);
 }
 
-static int drop_to_user(uid_t uid, gid_t gid)
-{
-	struct passwd *pw = getpwuid(uid);
-	gid_t groups[NGROUPS_MAX];
-	int n = NGROUPS_MAX;
-
-	if (!pw || getgrouplist(pw->pw_name, gid, groups, &n) < 0)
-		n = 0;
-	if (setgroups((size_t)n, groups) < 0 || setresgid(gid, gid, gid) < 0 ||
-	    setresuid(uid, uid, uid) < 0)
-		return -errno;
-	return 0;
-}
-
 static void check_child(const struct vmconf *conf,
 			const struct image_spec *spec, uid_t uid, gid_t gid,
 			int fd)
@@ -445,7 +432,7 @@ static void check_child(const struct vmconf *conf,
 	report_fd = fd;
 	log_set_sink(report_sink);
 	log_close();
-	r = drop_to_user(uid, gid);
+	r = user_become(uid, gid);
 	if (r < 0) {
 		log_errno(r, "cannot switch to uid %u", (unsigned)uid);
 		_exit(1);

@@ -15,7 +15,9 @@ common_libslurmvm_la_SOURCES = \
 	common/journal.c common/journal.h \
 	common/hypervisor.c common/hypervisor.h \
 	common/run.c common/run.h \
+	common/seed.c common/seed.h \
 	common/teardown.c common/teardown.h \
+	common/user.c common/user.h \
 	common/vmconf.c common/vmconf.h
 common_libslurmvm_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML_CFLAGS) $(HWLOC_CFLAGS) \
 	$(LIBVIRT_CFLAGS) $(LIBPCI_CFLAGS)

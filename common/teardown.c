@@ -26,6 +26,14 @@ struct teardown {
 	bool node_unsafe;
 };
 
+static struct hypervisor *teardown_hv(struct teardown *t)
+{
+	if (!t->hv && !t->hv_failed &&
+	    hv_open(t->conf->libvirt_uri, &t->hv) < 0)
+		t->hv_failed = true;
+	return t->hv;
+}
+
 static int undo_overlay(struct teardown *t, const char *path)
 {
 	char *const dirs[] = { t->conf->overlay_dir, NULL };
@@ -49,9 +57,7 @@ static int undo_domain(struct teardown *t, const char *name)
 {
 	int r;
 
-	if (!t->hv && !t->hv_failed && hv_open(t->conf->libvirt_uri, &t->hv) < 0)
-		t->hv_failed = true;
-	if (!t->hv) {
+	if (!teardown_hv(t)) {
 		log_error("cannot stop guest %s: libvirt is unreachable", name);
 		return -EHOSTDOWN;
 	}
@@ -112,11 +118,66 @@ static int undo_relay(struct teardown *t, const char *pidfile)
 	return 0;
 }
 
+/* The seed: <name>.iso and the directory <name>/ of its documents, both in
+ * the state directory. */
+static int undo_seed(struct teardown *t, const char *name)
+{
+	static const char *const docs[] = { "meta-data", "user-data",
+					    "network-config" };
+	_cleanup_free_ char *iso = NULL;
+	_cleanup_close_ int dirfd = -1;
+	int r = 0;
+
+	if (strchr(name, '/') || name[0] == '.')
+		return -EINVAL;
+	if (t->keep) {
+		log_info("kept seed %s.iso (--vm-keep)", name);
+		return 0;
+	}
+	if (asprintf(&iso, "%s.iso", name) < 0)
+		return -ENOMEM;
+	if (unlinkat(t->state_fd, iso, 0) < 0 && errno != ENOENT)
+		r = log_errno(errno, "cannot delete the seed %s", iso);
+	dirfd = openat(t->state_fd, name,
+		       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return errno == ENOENT ? r : -errno;
+	for (size_t i = 0; i < ARRAY_SIZE(docs); i++)
+		if (unlinkat(dirfd, docs[i], 0) < 0 && errno != ENOENT)
+			r = r ?: -errno;
+	if (unlinkat(t->state_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		r = r
+			    ?: log_errno(errno,
+					 "cannot delete the seed directory %s",
+					 name);
+	return r;
+}
+
+/* A device the prolog bound to vfio-pci (DeviceBinding=managed) goes back
+ * to its host driver; one that cannot makes the node unsafe. */
+static int undo_detach(struct teardown *t, const char *addr)
+{
+	int r;
+
+	if (!teardown_hv(t)) {
+		log_error("cannot return PCI device %s: libvirt is unreachable",
+			  addr);
+		r = -EHOSTDOWN;
+	} else {
+		r = hv_pci_reattach(t->hv, addr);
+	}
+	if (r == 0)
+		log_info("PCI device %s returned to its host driver", addr);
+	else
+		t->node_unsafe = true;
+	return r;
+}
+
 static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 {
 	if (e->n_args != 1) {
-		log_error("journal record %s has %zu arguments; skipped", e->verb,
-			  e->n_args);
+		log_error("journal record %s has %zu arguments; skipped",
+			  e->verb, e->n_args);
 		return -EBADMSG;
 	}
 	if (strcmp(e->verb, "OVERLAY") == 0)
@@ -125,6 +186,10 @@ static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 		return undo_domain(t, e->args[0]);
 	if (strcmp(e->verb, "RELAY") == 0)
 		return undo_relay(t, e->args[0]);
+	if (strcmp(e->verb, "SEED") == 0)
+		return undo_seed(t, e->args[0]);
+	if (strcmp(e->verb, "DETACH") == 0)
+		return undo_detach(t, e->args[0]);
 	log_error("unknown journal record %s; skipped", e->verb);
 	return -EBADMSG;
 }
@@ -132,7 +197,9 @@ static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 		    struct teardown_result *res)
 {
-	struct teardown t = { .conf = conf, .state_fd = state_fd, .keep = keep };
+	struct teardown t = { .conf = conf,
+			      .state_fd = state_fd,
+			      .keep = keep };
 	struct journal j;
 	int r;
 

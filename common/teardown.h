@@ -7,7 +7,10 @@
  * others; the result says which failed and whether the node is unsafe (a
  * device that could not be returned).
  *
- * Verbs: OVERLAY <path>, DOMAIN <name>, RELAY <pidfile in the state dir>.
+ * Verbs: OVERLAY <path>, SEED <name in the state dir: NAME.iso and NAME/>,
+ * DETACH <PCI address> (DeviceBinding=managed: reattached to its host
+ * driver; failing that, the node is unsafe), DOMAIN <name>, RELAY <pidfile
+ * in the state dir>.
  */
 #include <stdbool.h>
 

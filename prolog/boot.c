@@ -17,10 +17,13 @@
 #include "log.h"
 #include "prolog.h"
 #include "run.h"
+#include "seed.h"
 #include "teardown.h"
+#include "user.h"
 
-#define REASON_FILE  "reason"
-#define CONSOLE_TAIL 2048
+#define REASON_FILE	"reason"
+#define SEED_STATE_NAME "seed"
+#define CONSOLE_TAIL	2048
 
 static char *state_file(const struct prolog *p, const char *name)
 {
@@ -48,7 +51,8 @@ void prolog_record_reason(struct prolog *p, const char *fmt, ...)
 	ssize_t n;
 
 	fd = openat(p->state_fd, REASON_FILE,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
 	if (fd < 0)
 		return;
 	p->reason_recorded = true;
@@ -57,7 +61,8 @@ void prolog_record_reason(struct prolog *p, const char *fmt, ...)
 	vdprintf(fd, fmt, ap);
 	va_end(ap);
 	dprintf(fd, "\n");
-	con = openat(p->state_fd, "console.log", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	con = openat(p->state_fd, "console.log",
+		     O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (con < 0)
 		return;
 	size = lseek(con, 0, SEEK_END);
@@ -67,8 +72,32 @@ void prolog_record_reason(struct prolog *p, const char *fmt, ...)
 		lseek(con, 0, SEEK_SET);
 	n = read(con, tail, CONSOLE_TAIL);
 	if (n > 0)
-		dprintf(fd, "--- last console output (%s/console.log) ---\n%.*s\n",
+		dprintf(fd,
+			"--- last console output (%s/console.log) ---\n%.*s\n",
 			p->state_path, (int)n, tail);
+}
+
+/* OverlayDir: root's, 0711. Job users reach their own overlay by name (qemu
+ * runs as them) but can neither list nor create anything there. */
+static int overlay_dir_prepare(const char *path)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (mkdir(path, 0711) < 0 && errno != EEXIST)
+		return log_errno(errno, "cannot create OverlayDir %s", path);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return log_errno(errno, "cannot open OverlayDir %s", path);
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_error(
+			"OverlayDir %s must be root's and writable only by root",
+			path);
+		return -EPERM;
+	}
+	if ((st.st_mode & 07777) != 0711 && fchmod(fd, 0711) < 0)
+		return log_errno(errno, "cannot chmod OverlayDir %s", path);
+	return 0;
 }
 
 static enum prolog_result boot_overlay(struct prolog *p, char **overlay)
@@ -77,11 +106,9 @@ static enum prolog_result boot_overlay(struct prolog *p, char **overlay)
 	char size[32], out[1024];
 	int r;
 
-	if (mkdir(p->conf.overlay_dir, 0700) < 0 && errno != EEXIST) {
-		log_errno(errno, "cannot create OverlayDir %s",
-			  p->conf.overlay_dir);
+	r = overlay_dir_prepare(p->conf.overlay_dir);
+	if (r < 0)
 		return PROLOG_NODE_FAULT;
-	}
 	if (asprintf(overlay, "%s/%s.qcow2", p->conf.overlay_dir,
 		     p->state_name) < 0)
 		return PROLOG_NODE_FAULT;
@@ -90,24 +117,108 @@ static enum prolog_result boot_overlay(struct prolog *p, char **overlay)
 	snprintf(size, sizeof(size), "%" PRIu64, base->virtual_size);
 	/* -u: qemu-img must not open the user's image (we parsed it); the
 	 * format of every layer is told, never probed. */
+	/* clang-format off */
 	char *const argv[] = { "/usr/bin/qemu-img", "create", "-q", "-f",
 			       "qcow2", "-u", "-F",
 			       (char *)image_format_name(base->format), "-b",
 			       base->path, *overlay, size, NULL };
+	/* clang-format on */
 	r = run_wait(argv, 60, out, sizeof(out));
 	if (r != 0) {
 		log_error("job %u: qemu-img create %s failed (%d): %s",
 			  p->req.job_id, *overlay, r, out);
 		return PROLOG_NODE_FAULT;
 	}
+	/* qemu runs as the job user: the overlay is the user's, in a root
+	 * directory the user can only traverse (no other name in it can be
+	 * made or swapped). */
+	if (chown(*overlay, p->req.uid, p->req.gid) < 0 ||
+	    chmod(*overlay, 0600) < 0) {
+		log_errno(errno, "job %u: cannot give overlay %s to uid %u",
+			  p->req.job_id, *overlay, (unsigned)p->req.uid);
+		return PROLOG_NODE_FAULT;
+	}
 	return PROLOG_OK;
 }
 
-static enum prolog_result boot_domain(struct prolog *p, const char *overlay)
+/* The seed's documents in <state>/seed/, the ISO <state>/seed.iso, readable
+ * by the job's group (qemu's) and root only. */
+static enum prolog_result boot_seed(struct prolog *p, char **iso)
+{
+	_cleanup_free_ char *dir = state_file(p, SEED_STATE_NAME);
+	_cleanup_free_ char *keys = NULL;
+	_cleanup_free_ char *agent = NULL;
+	struct user_info user;
+	struct stat st;
+	int r;
+
+	*iso = state_file(p, SEED_STATE_NAME ".iso");
+	if (!dir || !*iso)
+		return PROLOG_NODE_FAULT;
+	if (user_info_load(p->req.uid, p->req.gid, &user) < 0) {
+		prolog_record_reason(
+			p,
+			"job %u: user %s (uid %u) is unknown to node %s's NSS; no guest can be made for it",
+			p->req.job_id, p->req.user, (unsigned)p->req.uid,
+			p->alloc.node);
+		return PROLOG_JOB_FAULT;
+	}
+	seed_read_ssh_keys(&user, &keys);
+	/* The agent goes on the seed for images that have none. */
+	if (asprintf(&agent, "%s/" SEED_AGENT_NAME, p->conf.helper_dir) < 0)
+		goto fail;
+	if (stat(agent, &st) < 0 || !S_ISREG(st.st_mode)) {
+		free(agent);
+		agent = strdup(SBINDIR "/" SEED_AGENT_NAME);
+		if (!agent)
+			goto fail;
+		if (stat(agent, &st) < 0 || !S_ISREG(st.st_mode)) {
+			log_warn(
+				"job %u: no %s to put on the seed; the image must have its own",
+				p->req.job_id, SEED_AGENT_NAME);
+			free(TAKE_PTR(agent));
+		}
+	}
+	struct seed_params sp = {
+		.job_id = p->req.job_id,
+		.restart = p->req.restart_count,
+		.hostname = p->alloc.node,
+		.user = &user,
+		.ssh_keys = keys,
+		.agent = agent,
+	};
+	if (journal_step(p, "SEED", SEED_STATE_NAME) < 0)
+		goto fail;
+	if (mkdirat(p->state_fd, SEED_STATE_NAME, 0700) < 0 &&
+	    errno != EEXIST) {
+		log_errno(errno, "cannot create %s", dir);
+		goto fail;
+	}
+	r = seed_build(&sp, dir, *iso);
+	if (r == -EINVAL) {
+		user_info_free(&user);
+		prolog_record_reason(
+			p,
+			"job %u: the cloud-init seed cannot hold user %s: %s",
+			p->req.job_id, p->req.user, log_last_error());
+		return PROLOG_JOB_FAULT;
+	}
+	if (r < 0 || chown(*iso, 0, p->req.gid) < 0 || chmod(*iso, 0640) < 0)
+		goto fail;
+	user_info_free(&user);
+	return PROLOG_OK;
+fail:
+	log_error("job %u: cannot make the cloud-init seed %s", p->req.job_id,
+		  *iso);
+	user_info_free(&user);
+	return PROLOG_NODE_FAULT;
+}
+
+static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
+				      const char *seed)
 {
 	_cleanup_free_ char *console = state_file(p, "console.log");
 	_cleanup_free_ char *channel = state_file(p, "agent.sock");
-	_cleanup_free_ char *cmdline = NULL;
 	_cleanup_free_ char *xml = NULL;
 	char name[96];
 	struct domain_params dp = { 0 };
@@ -115,19 +226,18 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay)
 	enum prolog_result res = PROLOG_JOB_FAULT;
 
 	snprintf(name, sizeof(name), DOMAIN_NAME_PREFIX "%s", p->state_name);
-	if (p->spec.kernel &&
-	    asprintf(&cmdline, "%s svm.hostname=%s", p->spec.cmdline ?: "",
-		     p->alloc.node) < 0)
-		return PROLOG_NODE_FAULT;
 	dp.name = name;
 	dp.job_id = p->req.job_id;
 	dp.uid = p->req.uid;
+	dp.gid = p->req.gid;
+	dp.run_as_user = true;
 	dp.image = p->chain.layers[0].path;
 	dp.image_format = image_format_name(p->chain.layers[0].format);
 	dp.overlay = overlay;
 	dp.kernel = p->spec.kernel;
 	dp.initrd = p->spec.initrd;
-	dp.cmdline = cmdline;
+	dp.cmdline = p->spec.cmdline;
+	dp.seed = seed;
 	dp.console_log = console;
 	dp.channel_socket = channel;
 	domain_params_from_conf(&dp, &p->conf);
@@ -144,8 +254,10 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay)
 	if (hv_create(hv, xml) == 0)
 		res = PROLOG_OK;
 	else
-		prolog_record_reason(p, "libvirt could not start the guest of job %u; see the node's slurm-vm log",
-			      p->req.job_id);
+		prolog_record_reason(
+			p,
+			"libvirt could not start the guest of job %u; see the node's slurm-vm log",
+			p->req.job_id);
 out:
 	hv_close(hv);
 	return res;
@@ -153,7 +265,8 @@ out:
 
 static enum prolog_result boot_relay(struct prolog *p)
 {
-	_cleanup_free_ char *relay = NULL, *channel = state_file(p, "agent.sock");
+	_cleanup_free_ char *relay = NULL,
+			    *channel = state_file(p, "agent.sock");
 	_cleanup_free_ char *sock = state_file(p, "sock/relay.sock");
 	_cleanup_free_ char *pidfile = state_file(p, "relay.pid");
 	_cleanup_free_ char *logfile = state_file(p, "relay.log");
@@ -166,10 +279,12 @@ static enum prolog_result boot_relay(struct prolog *p)
 	snprintf(gid, sizeof(gid), "%u", (unsigned)p->req.gid);
 	if (journal_step(p, "RELAY", "relay.pid") < 0)
 		return PROLOG_NODE_FAULT;
+	/* clang-format off */
 	char *const argv[] = { relay, "--channel", channel, "--socket", sock,
 			       "--uid", uid, "--gid", gid, "--daemon",
 			       "--pidfile", pidfile, "--log-file", logfile,
 			       NULL };
+	/* clang-format on */
 	r = run_wait(argv, 30, out, sizeof(out));
 	if (r != 0) {
 		log_error("job %u: %s did not start (%d): %s", p->req.job_id,
@@ -189,15 +304,19 @@ static enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 	if (asprintf(&exec, "%s/slurm-vm-exec", p->conf.helper_dir) < 0)
 		return PROLOG_NODE_FAULT;
 	snprintf(timeout, sizeof(timeout), "%u", p->conf.boot_timeout);
+	/* clang-format off */
 	char *const argv[] = { exec, "--socket", sock, "--timeout", timeout,
 			       "--wait-ready", NULL };
+	/* clang-format on */
 	r = run_wait(argv, p->conf.boot_timeout + 10, out, sizeof(out));
 	if (r != 0) {
-		log_error("job %u: the guest's agent was not ready within %us: %s",
-			  p->req.job_id, p->conf.boot_timeout, out);
-		prolog_record_reason(p, "the guest of job %u did not become ready within BootTimeout=%us (image %s)",
-			      p->req.job_id, p->conf.boot_timeout,
-			      p->req.image);
+		log_error(
+			"job %u: the guest's agent was not ready within %us: %s",
+			p->req.job_id, p->conf.boot_timeout, out);
+		prolog_record_reason(
+			p,
+			"the guest of job %u did not become ready within BootTimeout=%us (image %s)",
+			p->req.job_id, p->conf.boot_timeout, p->req.image);
 		return PROLOG_JOB_FAULT;
 	}
 	log_info("job %u: guest ready %.1fs after boot", p->req.job_id,
@@ -213,8 +332,8 @@ static void boot_undo(struct prolog *p)
 
 	teardown_replay(&p->conf, p->state_fd, false, &res);
 	if (res.failed)
-		log_error("job %u: %u of %u cleanup steps failed", p->req.job_id,
-			  res.failed, res.steps);
+		log_error("job %u: %u of %u cleanup steps failed",
+			  p->req.job_id, res.failed, res.steps);
 }
 
 enum prolog_result prolog_statedir(struct prolog *p)
@@ -223,7 +342,8 @@ enum prolog_result prolog_statedir(struct prolog *p)
 		      sizeof(p->state_name));
 	p->state_fd = statedir_open(p->conf.state_dir, p->state_name, true);
 	if (p->state_fd < 0) {
-		log_errno(p->state_fd, "cannot set up the state directory %s/%s",
+		log_errno(p->state_fd,
+			  "cannot set up the state directory %s/%s",
 			  p->conf.state_dir, p->state_name);
 		return PROLOG_NODE_FAULT;
 	}
@@ -237,16 +357,29 @@ enum prolog_result prolog_statedir(struct prolog *p)
 
 enum prolog_result prolog_boot(struct prolog *p)
 {
-	_cleanup_free_ char *overlay = NULL;
+	_cleanup_free_ char *overlay = NULL, *seed = NULL;
 	enum prolog_result res;
 	double t0, t;
 
 	t = t0 = clock_now_s();
 	res = boot_overlay(p, &overlay);
-	log_info("job %u: phase overlay %.3fs", p->req.job_id, clock_now_s() - t);
+	log_info("job %u: phase overlay %.3fs", p->req.job_id,
+		 clock_now_s() - t);
 	if (res == PROLOG_OK) {
 		t = clock_now_s();
-		res = boot_domain(p, overlay);
+		res = boot_seed(p, &seed);
+		log_info("job %u: phase seed %.3fs", p->req.job_id,
+			 clock_now_s() - t);
+	}
+	if (res == PROLOG_OK) {
+		t = clock_now_s();
+		res = prolog_bind_devices(p);
+		log_info("job %u: phase devices %.3fs", p->req.job_id,
+			 clock_now_s() - t);
+	}
+	if (res == PROLOG_OK) {
+		t = clock_now_s();
+		res = boot_domain(p, overlay, seed);
 		log_info("job %u: phase define+start %.3fs", p->req.job_id,
 			 clock_now_s() - t);
 	}

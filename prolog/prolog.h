@@ -37,6 +37,11 @@ enum prolog_result prolog_statedir(struct prolog *p);
 void prolog_record_reason(struct prolog *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Overlay, domain, relay, then wait for the agent; every host change
+/* DeviceAttach=vfio: DeviceBinding=managed detaches each planned function
+ * to vfio-pci (journaled DETACH); prebound checks each is on vfio-pci and
+ * its group is held by nobody. A failure is the node's. */
+enum prolog_result prolog_bind_devices(struct prolog *p);
+
+/* Overlay, seed, devices, domain, relay, then wait for the agent; every host change
  * journaled first. A job fault leaves the reason in the state directory. */
 enum prolog_result prolog_boot(struct prolog *p);

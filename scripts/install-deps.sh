@@ -34,6 +34,7 @@ BUILD="build-essential autoconf automake libtool pkg-config clang-14
 	libibverbs-dev libcmocka-dev libmpich-dev"
 TEST="slurmd slurmctld slurm-client libvirt-daemon libvirt-daemon-driver-qemu
 	libvirt-clients qemu-system-x86 qemu-utils hwloc libxml2-utils
+	genisoimage cloud-init attr
 	e2fsprogs cpio xz-utils zstd kmod iproute2 tmux procps psmisc
 	util-linux python3 shellcheck"
 # apt-get source unpacks with dpkg-source.
@@ -141,4 +142,9 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends $missing
 [ "$own_policy" = 1 ] && rm -f "$policy"
 [ -z "$slurm_source" ] || fetch_slurm_source "$slurm_source"
+# cloud-init is here only for `cloud-init schema` (the seed's tests); it has
+# no daemon, but it must never configure this host at its next boot.
+case " $missing " in
+*" cloud-init "*) mkdir -p /etc/cloud && touch /etc/cloud/cloud-init.disabled ;;
+esac
 exit 0

@@ -32,11 +32,11 @@ if [ -n "$da" ] && [ -n "$db" ] && [ -z "$(comm -12 <(echo "$da") <(echo "$db"))
 else
 	fail "devices of jobs $a and $b: '$da' / '$db'"
 fi
-# Each job's task runs in its own guest: the guest's metadata-free view is
-# its kernel command line, which names no job; the relay socket does.
+# Each job's task runs in its own guest: the instance-id of its cloud-init
+# seed names the job.
 for j in "$a" "$b"; do
-	out=$(guest_exec "$user" "$j" -- cat /proc/cmdline 2>/dev/null) || true
-	grep -q "svm.hostname=" <<<"$out" && ok "job $j: a task ran in its guest" ||
+	out=$(guest_exec "$user" "$j" -- cat /var/lib/cloud/data/instance-id 2>/dev/null) || true
+	[ "$out" = "slurmvm-job-$j.0" ] && ok "job $j: a task ran in its own guest" ||
 		fail "job $j: exec in its guest: $out"
 done
 scancel "$a" "$b"

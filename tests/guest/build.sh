@@ -216,8 +216,10 @@ busybox=$tmp/busybox/bin/busybox
 # (the deb ships no modules.dep), then modprobe --show-depends.
 # virtio_pci: the bus; virtio_blk: root disk; ext4: root fs;
 # virtio_console: the agent channel; virtio_net: later; button+evdev: ACPI
-# power button for busybox acpid.
-modules="virtio_pci virtio_blk ext4 virtio_console virtio_net button evdev"
+# power button for busybox acpid; ahci+sr_mod+isofs: the cloud-init seed
+# (a SATA cdrom on q35), read by files/seed.
+modules="virtio_pci virtio_blk ext4 virtio_console virtio_net button evdev
+	ahci sr_mod isofs"
 depmod -b "$tmp/kernel" "$kver"
 mkdir -p "$tmp/initrd"
 : >"$tmp/initrd/modules.list"
@@ -271,6 +273,7 @@ install -m 644 "$here/files/inittab" "$r/etc/inittab"
 install -m 755 "$here/files/rcS" "$r/etc/init.d/rcS"
 install -m 755 "$here/files/agent" "$r/etc/init.d/agent"
 install -m 755 "$here/files/shutdown" "$r/etc/init.d/shutdown"
+install -m 755 "$here/files/seed" "$r/etc/init.d/seed"
 install -m 755 "$here/files/acpi-power" "$r/etc/acpi/PWRF/00000080"
 cat >"$r/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/bin/sh

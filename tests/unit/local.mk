@@ -18,6 +18,11 @@ tests_unit_test_journal_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_journal_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_journal
 
+check_PROGRAMS += tests/unit/test_seed
+tests_unit_test_seed_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_seed_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test_seed
+
 # Further unit tests add themselves in their own fragments.
 include $(srcdir)/tests/unit/proto.mk
 include $(srcdir)/tests/unit/placement.mk

@@ -182,9 +182,30 @@ static void test_hostdevs(void **state)
 	assert_xpath(c, "//hostdev[2]/address/@bus", "0x03");
 	assert_xpath(c, "count(//rng)", "0");
 
+	/* managed: the prolog detaches (journaled), libvirt never rebinds */
 	p.binding = DEVICE_BINDING_MANAGED;
 	build(c, &p);
-	assert_xpath(c, "count(//hostdev[@managed='yes'])", "3");
+	assert_xpath(c, "count(//hostdev[@managed='no'])", "3");
+	assert_xpath(c, "count(//hostdev[@managed='yes'])", "0");
+}
+
+static void test_seclabel(void **state)
+{
+	struct ctx *c = *state;
+	struct domain_params p;
+
+	base_params(&p);
+	build(c, &p);
+	assert_xpath(c, "count(/domain/seclabel)", "0");
+	p.run_as_user = true;
+	p.uid = 1234;
+	p.gid = 567;
+	build(c, &p);
+	assert_xpath(c, "count(/domain/seclabel)", "1");
+	assert_xpath(c, "/domain/seclabel/@type", "static");
+	assert_xpath(c, "/domain/seclabel/@model", "dac");
+	assert_xpath(c, "/domain/seclabel/@relabel", "no");
+	assert_xpath(c, "/domain/seclabel/label", "+1234:+567");
 }
 
 static void test_emulate(void **state)
@@ -316,6 +337,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpus_and_memory),
 		cmocka_unit_test(test_hostdevs),
+		cmocka_unit_test(test_seclabel),
 		cmocka_unit_test(test_emulate),
 		cmocka_unit_test(test_metadata),
 		cmocka_unit_test(test_disks_and_channel),

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * The cloud-init NoCloud seed of a job's guest: meta-data (instance-id from
+ * the job id and restart count, so a requeued job is a new instance;
+ * local-hostname), user-data (#cloud-config: the job user with the host's
+ * uid, name, primary group and groups with their gids, the public keys of
+ * the user's ~/.ssh/authorized_keys, and how to start the agent when the
+ * image has none: from the seed itself), network-config (version 2).
+ * Packed with genisoimage as an ISO 9660 volume labelled "cidata", which
+ * the domain attaches as a read-only cdrom.
+ *
+ * Every value is written as a YAML double-quoted scalar with control bytes
+ * escaped, and shell commands take values only as positional arguments, so
+ * no name from NSS or line from authorized_keys can become YAML structure
+ * or shell syntax. The seed passes `cloud-init schema`.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "user.h"
+
+#define SEED_LABEL	  "cidata"
+#define SEED_AGENT_NAME	  "slurm-vm-agent"
+#define SEED_SSH_KEYS_MAX (64u * 1024)
+#define SEED_GENISOIMAGE  "/usr/bin/genisoimage"
+
+struct seed_params {
+	uint32_t job_id;
+	unsigned restart;
+	const char *hostname;
+	const struct user_info *user;
+	const char *ssh_keys; /* authorized_keys text or NULL */
+	const char *agent;    /* static agent put on the seed, or NULL */
+};
+
+/* The three documents, malloc'd. */
+int seed_meta_data(const struct seed_params *p, char **out);
+int seed_user_data(const struct seed_params *p, char **out);
+int seed_network_config(char **out);
+
+/* The user's ~/.ssh/authorized_keys, read as the user (user_read_file):
+ * NULL in *@keys when there is none. A file that cannot be read is a
+ * warning, not an error: the guest is reachable through the agent. */
+int seed_read_ssh_keys(const struct user_info *u, char **keys);
+
+/* Writes the documents into @dir_path (an existing directory of root's)
+ * and packs them, with the agent when @p->agent is set, into @iso_path. */
+int seed_build(const struct seed_params *p, const char *dir_path,
+	       const char *iso_path);
