@@ -13,7 +13,9 @@
 #   - a prolog meeting a device held by a RUNNING job's guest fails as a
 #     node fault with the reason, and leaves that guest alone;
 #   - `slurm-vm cleanup` reclaims the guest of a job whose epilog never ran
-#     (a no-op epilog stands in for a lost or killed one); nothing is left.
+#     (a no-op epilog stands in for a lost or killed one); nothing is left;
+#   - a device file another process holds open: the prolog fails as a node
+#     fault naming the process, and boots nothing.
 # Three guest boots in all. Run under the guest lock (it restarts libvirtd).
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
@@ -212,6 +214,34 @@ fi
 guest_nothing_left "$c"
 [ -z "$(svm list --parsable 2>/dev/null)" ] && ok "slurm-vm list: no guests left" ||
 	fail "slurm-vm list: $(svm list --parsable 2>&1)"
+
+# --- a device file some other process holds: a node fault naming it. A
+# plain job has the devices; its VM prolog is run by hand (no boot). The
+# fake /dev/vfio nodes have no driver, so the holder keeps O_PATH fds.
+d=$(harness_as_user "$user" sbatch --parsable -c2 --mem=1G --gres=gpu:1,ibvf:1 --wrap 'sleep 300')
+harness_wait 60 "job $d to run" bash -c "squeue -h -j $d -o %T | grep -qx RUNNING" || fail "job $d does not run"
+python3 -c 'import os, sys, time
+fds = [os.open(p, os.O_PATH) for p in sys.argv[1:]]
+time.sleep(300)' "$HARNESS_DIR"/nodes/*/dev/vfio/[0-9]* &
+holder=$!
+sleep 1
+rc=0
+env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$d" SLURMD_NODENAME="${HARNESS_NODES[0]}" \
+	SLURM_JOB_UID="$(id -u "$user")" SLURM_JOB_GID="$(id -g "$user")" SLURM_JOB_USER="$user" \
+	SPANK_VM_IMAGE=testguest "$HARNESS_BIN/slurm-vm-prolog" 2>/dev/null || rc=$?
+kill "$holder" 2>/dev/null || true
+wait "$holder" 2>/dev/null || true
+if [ "$rc" = 1 ] && logged "$d" "[a-z]* [0-9]* (.*/vfio/[0-9]*) is held by process $holder (python3)"; then
+	ok "device file held by another process: node fault: $(grep -o "job $d: [a-z]* [0-9]* (.*) is held by process.*" "$HARNESS_VM_LOG" | head -1)"
+else
+	fail "prolog against a held device file: rc=$rc: $(grep "job $d:" "$HARNESS_VM_LOG" | tail -3)"
+fi
+running "$d" && fail "job $d: a guest was booted"
+env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$d" SPANK_VM_IMAGE=testguest \
+	"$epilog_bin" 2>/dev/null || fail "epilog of $d failed"
+[ ! -e "$(guest_state_dir "$d")" ] || fail "job $d: state left after its epilog"
+scancel "$d"
+ended "$d" || true
 guest_node_up
 
 [ "$failures" = 0 ]
