@@ -64,7 +64,7 @@ static int cleanup_one(const struct vmconf *conf, const struct guest *g,
 		printf("would reclaim %s (job %s)\n", g->name, why);
 		return 0;
 	}
-	r = guest_reclaim(conf, g, 0, &res);
+	r = guest_reclaim(conf, g, 0, false, &res);
 	if (r == -EBUSY) {
 		printf("skipped %s: its prolog or epilog runs now\n", g->name);
 		return 0;

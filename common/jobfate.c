@@ -87,6 +87,6 @@ int guest_reclaim_if_ended(const struct vmconf *conf, const struct guest *g,
 		return r;
 	if (fate == JOB_FATE_ACTIVE)
 		return 0;
-	r = guest_reclaim(conf, g, 0, res);
+	r = guest_reclaim(conf, g, 0, true, res);
 	return r < 0 ? r : 1;
 }

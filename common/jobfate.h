@@ -29,8 +29,9 @@ enum job_fate {
 int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
 	     char *why, size_t why_len);
 
-/* Reclaims @g (guest_reclaim(), not waiting for its lock) when its job has
- * ended. Returns 1 reclaimed, 0 left alone because the job is active
+/* Reclaims @g when its job has ended: guest_reclaim() in a hurry (a job
+ * waits for the devices) and not waiting for its lock. Returns 1
+ * reclaimed, 0 left alone because the job is active
  * (@why says how), -EHOSTDOWN when slurmctld did not answer (nothing done),
  * or guest_reclaim()'s error. */
 int guest_reclaim_if_ended(const struct vmconf *conf, const struct guest *g,

@@ -406,8 +406,9 @@ static int mark_torn_down(int fd)
 }
 
 int guest_reclaim(const struct vmconf *conf, const struct guest *g,
-		  unsigned lock_wait_s, struct teardown_result *res)
+		  unsigned lock_wait_s, bool hurry, struct teardown_result *res)
 {
+	struct vmconf quick;
 	_cleanup_close_ int fd = -1;
 	bool keep = false;
 	double t0;
@@ -428,7 +429,12 @@ int guest_reclaim(const struct vmconf *conf, const struct guest *g,
 			return r;
 		keep = faccessat(fd, GUEST_KEEP_FILE, F_OK,
 				 AT_SYMLINK_NOFOLLOW) == 0;
-		r = teardown_replay(conf, fd, keep, res);
+		/* Nothing of the guest is kept: a clean shutdown buys nothing
+		 * the waiting job would notice. */
+		quick = *conf;
+		if (hurry && !keep)
+			quick.shutdown_timeout = 0;
+		r = teardown_replay(&quick, fd, keep, res);
 	}
 	if (g->has_domain && destroy_unjournaled(conf, g->name, res) < 0)
 		r = -EIO;

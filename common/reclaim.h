@@ -78,10 +78,13 @@ const char *guests_foreign_holder(const struct guest_list *list,
  * prolog's reclaim and `slurm-vm cleanup` all end a guest this way.
  * Waits up to @lock_wait_s for the state directory's lock: -EBUSY when a
  * prolog or epilog holds it still. -ENOENT: neither state nor domain.
+ * @hurry (a job waits for the devices): no ACPI shutdown first unless the
+ * files are kept (--vm-keep), the guest is destroyed at once.
  * On a failed step returns -EIO with @res telling which; the state
  * directory is then kept, so that the teardown can be tried again. */
 int guest_reclaim(const struct vmconf *conf, const struct guest *g,
-		  unsigned lock_wait_s, struct teardown_result *res);
+		  unsigned lock_wait_s, bool hurry,
+		  struct teardown_result *res);
 /* A guest by name only (what the epilog knows): state, no domain seen. */
 void guest_from_job(struct guest *g, uint32_t job_id, unsigned restart);
 

@@ -48,7 +48,7 @@ static int epilog_run(const struct vmconf *conf)
 	guest_from_job(&g, job, restart);
 	/* A prolog still booting (scancel during boot) holds the lock: its
 	 * own failure path runs first. */
-	r = guest_reclaim(conf, &g, conf->boot_timeout + 60, &res);
+	r = guest_reclaim(conf, &g, conf->boot_timeout + 60, false, &res);
 	if (r == -ENOENT) {
 		log_info("job %u: VM job ended: no state on this node, nothing to undo",
 			 job);

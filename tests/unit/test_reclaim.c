@@ -121,12 +121,12 @@ static void test_reclaim_removes_everything(void **state)
 	snprintf(overlay, sizeof(overlay), "%s/job-5.0.qcow2", overlay_dir);
 	close(make_guest("job-5.0", false, overlay));
 	guest_from_job(&g, 5, 0);
-	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), 0);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, false, &res), 0);
 	assert_int_equal(res.steps, 1);
 	assert_false(exists("overlay/job-5.0.qcow2"));
 	assert_false(exists("state/job-5.0"));
 	/* Twice: nothing there any more. */
-	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), -ENOENT);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, false, &res), -ENOENT);
 }
 
 static void test_reclaim_keeps_for_vm_keep(void **state)
@@ -141,7 +141,7 @@ static void test_reclaim_keeps_for_vm_keep(void **state)
 	snprintf(overlay, sizeof(overlay), "%s/job-6.0.qcow2", overlay_dir);
 	close(make_guest("job-6.0", true, overlay));
 	guest_from_job(&g, 6, 0);
-	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), 0);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, false, &res), 0);
 	assert_true(exists("overlay/job-6.0.qcow2"));
 	assert_true(exists("state/job-6.0/" GUEST_TORN_DOWN_FILE));
 	assert_int_equal(guests_scan(&conf, &list), 0);
@@ -161,10 +161,10 @@ static void test_reclaim_waits_for_lock(void **state)
 	fd = make_guest("job-11.0", false, NULL);
 	assert_int_equal(statedir_lock(fd, 0), 0); /* a prolog runs */
 	guest_from_job(&g, 11, 0);
-	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), -EBUSY);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, false, &res), -EBUSY);
 	assert_true(exists("state/job-11.0"));
 	close(fd); /* the prolog ends */
-	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), 0);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, false, &res), 0);
 	assert_false(exists("state/job-11.0"));
 }
 
@@ -179,7 +179,7 @@ static void test_failed_step_keeps_state(void **state)
 	/* An overlay outside OverlayDir is never deleted: the step fails. */
 	close(make_guest("job-12.0", false, "/etc/passwd"));
 	guest_from_job(&g, 12, 0);
-	assert_int_equal(guest_reclaim(&conf, &g, 0, &res), -EIO);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, false, &res), -EIO);
 	assert_int_equal(res.failed, 1);
 	assert_false(res.node_unsafe);
 	assert_true(exists("state/job-12.0/journal"));
