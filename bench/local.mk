@@ -17,3 +17,4 @@ dist_noinst_SCRIPTS += bench/run.sh
 bench: all
 	$(top_srcdir)/bench/run.sh "$(abs_top_builddir)"
 .PHONY: bench
+dist_noinst_DATA += bench/RESULTS.md
