@@ -4,11 +4,13 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pci/pci.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "devices.h"
 #include "log.h"
@@ -640,4 +642,31 @@ void device_list_free(struct device_list *list)
 	free(list->v);
 	list->v = NULL;
 	list->n = 0;
+}
+
+int devices_file_chown(const char *path, uid_t uid, gid_t gid, mode_t mode,
+		       struct stat *old)
+{
+	_cleanup_close_ int fd = -1;
+	char proc[64];
+	struct stat st;
+
+	/* O_PATH: opening a VFIO group for real would claim it. */
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return log_errno(errno, "cannot open device file %s", path);
+	if (fstat(fd, &st) < 0)
+		return log_errno(errno, "cannot stat device file %s", path);
+	if (!S_ISCHR(st.st_mode)) {
+		log_error("%s is not a character device; not touched", path);
+		return -ENOTTY;
+	}
+	if (old)
+		*old = st;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (fchownat(fd, "", uid, gid, AT_EMPTY_PATH) < 0 ||
+	    chmod(proc, mode & 07777) < 0)
+		return log_errno(errno, "cannot give device file %s to %u:%u",
+				 path, (unsigned)uid, (unsigned)gid);
+	return 0;
 }

@@ -17,6 +17,8 @@
  * expected, never a crash.
  */
 #include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,6 +98,12 @@ bool devices_is_gpu_companion(const struct pci_device *gpu,
 char *devices_model_name(const struct pci_device *dev);
 /* Slurm GRES Type= from the model: lower case [a-z0-9_], at most 32. */
 char *devices_gres_type(const struct pci_device *dev);
+
+/* Gives character device @path (a VFIO group file) to @uid:@gid with @mode,
+ * without following a link or opening the device; *@old (may be NULL) gets
+ * what it was. Not a character device: -ENOTTY. */
+int devices_file_chown(const char *path, uid_t uid, gid_t gid, mode_t mode,
+		       struct stat *old);
 
 void pci_device_clear(struct pci_device *dev);
 void device_list_free(struct device_list *list);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "devices.h"
 #include "hypervisor.h"
 #include "image.h"
 #include "journal.h"
@@ -173,8 +174,31 @@ static int undo_detach(struct teardown *t, const char *addr)
 	return r;
 }
 
+/* A VFIO group file the prolog gave to the job user: its old owner and
+ * mode back. The journal is root's, but only a character device is
+ * touched, never through a link. */
+static int undo_devowner(struct teardown *t, char *const *args)
+{
+	unsigned uid, gid;
+	unsigned long mode;
+	char *end;
+
+	mode = strtoul(args[3], &end, 8);
+	if (str_to_uint(args[1], &uid) < 0 || str_to_uint(args[2], &gid) < 0 ||
+	    *end || mode > 07777)
+		return -EBADMSG;
+	if (devices_file_chown(args[0], uid, gid, (mode_t)mode, NULL) < 0) {
+		t->node_unsafe = true;
+		return -EIO;
+	}
+	log_info("%s back to %u:%u %04lo", args[0], uid, gid, mode);
+	return 0;
+}
+
 static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 {
+	if (strcmp(e->verb, "DEVOWNER") == 0 && e->n_args == 4)
+		return undo_devowner(t, e->args);
 	if (e->n_args != 1) {
 		log_error("journal record %s has %zu arguments; skipped",
 			  e->verb, e->n_args);

@@ -9,8 +9,10 @@
  *
  * Verbs: OVERLAY <path>, SEED <name in the state dir: NAME.iso and NAME/>,
  * DETACH <PCI address> (DeviceBinding=managed: reattached to its host
- * driver; failing that, the node is unsafe), DOMAIN <name>, RELAY <pidfile
- * in the state dir>.
+ * driver; failing that, the node is unsafe), DEVOWNER <device file> <uid>
+ * <gid> <octal mode> (a VFIO group file given to the job user: put back;
+ * failing that, the node is unsafe), DOMAIN <name>, RELAY <pidfile in the
+ * state dir>.
  */
 #include <stdbool.h>
 

@@ -11,18 +11,22 @@
  * epilog could turn into a drained node.
  *
  * DeviceBinding=prebound: the administrator bound the functions; each must
- * be on vfio-pci and its IOMMU group file held by no process (a leftover
- * guest, a stray qemu), else this node is not what gres.conf says.
+ * be on vfio-pci, else this node is not what gres.conf says.
+ *
+ * Either way each of the job's group files (gres.conf File=/dev/vfio/N),
+ * which the prolog's reclaim phase found held by no process, is given to
+ * the job user for the job (journaled DEVOWNER with its old owner and mode,
+ * which the epilog puts back): qemu runs as the job user and libvirt
+ * relabels nothing, so this is what libvirt's DAC driver would otherwise
+ * do for its qemu user.
  */
 #include "config.h"
 
-#include <dirent.h>
-#include <limits.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "devices.h"
@@ -31,58 +35,10 @@
 #include "log.h"
 #include "prolog.h"
 
-/* Does process @pid have @path open? */
-static bool pid_holds(long pid, const char *path)
-{
-	char fddir[64], link[PATH_MAX], target[PATH_MAX];
-	DIR *fds;
-	struct dirent *fe;
-	bool held = false;
-
-	snprintf(fddir, sizeof(fddir), "/proc/%ld/fd", pid);
-	fds = opendir(fddir);
-	if (!fds)
-		return false;
-	while (!held && (fe = readdir(fds))) {
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "%s/%s", fddir, fe->d_name);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = '\0';
-		held = strcmp(target, path) == 0;
-	}
-	closedir(fds);
-	return held;
-}
-
-/* A process other than us that has @path open: its pid, or 0. */
-static pid_t file_holder(const char *path)
-{
-	DIR *proc = opendir("/proc");
-	struct dirent *de;
-	pid_t holder = 0;
-
-	if (!proc)
-		return 0;
-	while (!holder && (de = readdir(proc))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (!*end && pid > 0 && pid != getpid() && pid_holds(pid, path))
-			holder = (pid_t)pid;
-	}
-	closedir(proc);
-	return holder;
-}
-
 static enum prolog_result check_prebound(struct prolog *p,
 					 const struct plan_device *d)
 {
 	struct pci_device dev = { 0 };
-	char vfio[64];
-	pid_t holder;
 	int r;
 
 	for (size_t f = 0; f < d->n_funcs; f++) {
@@ -104,14 +60,30 @@ static enum prolog_result check_prebound(struct prolog *p,
 		}
 		pci_device_clear(&dev);
 	}
-	snprintf(vfio, sizeof(vfio), "/dev/vfio/%d", d->iommu_group);
-	holder = file_holder(vfio);
-	if (holder) {
-		log_error(
-			"job %u: %s (PCI device %s) is held by process %ld; a leftover guest? see slurm-vm cleanup",
-			p->req.job_id, vfio, d->addr, (long)holder);
+	return PROLOG_OK;
+}
+
+/* The job's group file (free: the reclaim phase saw to that) is the job
+ * user's until the epilog. */
+static enum prolog_result give_file(struct prolog *p, const char *path)
+{
+	char uid[16], gid[16], mode[16];
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || !S_ISCHR(st.st_mode)) {
+		log_error("job %u: %s is not a device file", p->req.job_id,
+			  path);
 		return PROLOG_NODE_FAULT;
 	}
+	snprintf(uid, sizeof(uid), "%u", (unsigned)st.st_uid);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)st.st_gid);
+	snprintf(mode, sizeof(mode), "%o", (unsigned)(st.st_mode & 07777));
+	const char *args[] = { path, uid, gid, mode, NULL };
+	if (journal_append(p->state_fd, "DEVOWNER", args) < 0 ||
+	    devices_file_chown(path, p->req.uid, p->req.gid, 0600, NULL) < 0)
+		return PROLOG_NODE_FAULT;
+	log_info("job %u: %s given to uid %u for the job", p->req.job_id, path,
+		 (unsigned)p->req.uid);
 	return PROLOG_OK;
 }
 
@@ -132,6 +104,7 @@ static enum prolog_result detach(struct prolog *p, struct hypervisor *hv,
 
 enum prolog_result prolog_bind_devices(struct prolog *p)
 {
+	const struct job_alloc *a = &p->alloc;
 	struct hypervisor *hv = NULL;
 	enum prolog_result res = PROLOG_OK;
 
@@ -145,5 +118,8 @@ enum prolog_result prolog_bind_devices(struct prolog *p)
 			      ? detach(p, hv, &p->plan.devices[i])
 			      : check_prebound(p, &p->plan.devices[i]);
 	hv_close(hv);
+	for (size_t i = 0; res == PROLOG_OK && i < ALLOC_GRES_NAMES; i++)
+		for (size_t j = 0; res == PROLOG_OK && j < a->gres[i].n; j++)
+			res = give_file(p, a->gres[i].files[j]);
 	return res;
 }

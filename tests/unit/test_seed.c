@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "devices.h"
 #include "journal.h"
 #include "log.h"
 #include "seed.h"
@@ -307,6 +309,57 @@ static void test_teardown_seed_and_detach(void **state)
 	vmconf_free(&conf);
 }
 
+/* A VFIO group file given to the job user goes back to its owner and mode;
+ * a link or a regular file in its place is never touched. */
+static void test_devowner(void **state)
+{
+	struct teardown_result res;
+	struct vmconf conf;
+	struct stat st;
+	char *dev, *link, *plain;
+	int fd;
+
+	if (geteuid() != 0)
+		skip();
+	assert_true(asprintf(&dev, "%s/vfio-12", top) > 0);
+	assert_true(asprintf(&link, "%s/vfio-link", top) > 0);
+	plain = write_tmp("vfio-plain", "x");
+	if (mknod(dev, S_IFCHR | 0600, makedev(1, 3)) < 0)
+		skip(); /* no mknod in this container */
+	assert_int_equal(symlink(dev, link), 0);
+	assert_int_equal(devices_file_chown(dev, NOBODY, NOBODY, 0600, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	/* O_PATH|O_NOFOLLOW names the link itself: not a device */
+	assert_int_equal(devices_file_chown(link, NOBODY, NOBODY, 0600, NULL),
+			 -ENOTTY);
+	assert_int_equal(devices_file_chown(plain, NOBODY, NOBODY, 0600, NULL),
+			 -ENOTTY);
+	assert_int_equal(stat(dev, &st), 0);
+	assert_int_equal(st.st_uid, NOBODY);
+
+	assert_int_equal(vmconf_load(&conf, NULL), 0);
+	fd = statedir_open(top, "job-11.0", true);
+	{
+		const char *a[] = { dev, "0", "0", "600", NULL };
+		const char *b[] = { link, "0", "0", "644", NULL };
+
+		assert_int_equal(journal_append(fd, "DEVOWNER", a), 0);
+		assert_int_equal(journal_append(fd, "DEVOWNER", b), 0);
+	}
+	assert_int_equal(teardown_replay(&conf, fd, false, &res), -EIO);
+	assert_int_equal(res.failed, 1); /* the link */
+	assert_true(res.node_unsafe);
+	assert_int_equal(stat(dev, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_gid, 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	close(fd);
+	vmconf_free(&conf);
+	free(dev);
+	free(link);
+	free(plain);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_iso),
 		cmocka_unit_test(test_read_file_as_user),
 		cmocka_unit_test(test_teardown_seed_and_detach),
+		cmocka_unit_test(test_devowner),
 	};
 
 	log_set_sink(capture_sink);
