@@ -18,8 +18,8 @@
 #include "strutil.h"
 #include "user.h"
 
-static const char *const format_choices[] = {"raw", "qcow2", NULL};
-static const char *const firmware_choices[] = {"bios", "uefi", NULL};
+static const char *const format_choices[] = { "raw", "qcow2", NULL };
+static const char *const firmware_choices[] = { "bios", "uefi", NULL };
 
 #define K(n, t, f, ...)                                               \
 	{                                                             \
@@ -85,19 +85,20 @@ int image_catalog_names(const char *dir, char ***names)
 	return 0;
 }
 
-static void log_catalog_choices(const char *dir)
+/* One message, so the reason a job's steps print has both halves. */
+static void log_bad_name(const char *dir, const char *problem)
 {
 	_cleanup_strv_free_ char **names = NULL;
 	_cleanup_free_ char *list = NULL;
 
 	if (image_catalog_names(dir, &names) < 0 || !names[0]) {
-		log_error("the image catalog %s is empty: ask your "
+		log_error("%s; the image catalog %s is empty: ask your "
 			  "administrator which images exist",
-			  dir);
+			  problem, dir);
 		return;
 	}
 	list = strv_join((const char *const *)names, ", ");
-	log_error("available images: %s", list ? list : "?");
+	log_error("%s; available images: %s", problem, list ? list : "?");
 }
 
 /* The catalog is root's: a descriptor anyone else can change could point a
@@ -121,23 +122,26 @@ static int catalog_entry_check_owner(const char *path)
 static int image_resolve_catalog(const struct vmconf *conf, const char *name,
 				 struct image_spec *spec)
 {
-	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *path = NULL, *problem = NULL;
 	int r;
 
 	if (!str_is_safe_name(name, IMAGE_NAME_MAX)) {
-		log_error(
-			"'%s' is not a valid image name (letters, digits, '.', "
-			"'_', '-'; or an absolute path to an image file)",
-			name);
-		log_catalog_choices(conf->image_catalog);
+		if (asprintf(&problem,
+			     "'%s' is not a valid image name (letters, digits, "
+			     "'.', '_', '-'; or an absolute path to an image "
+			     "file)",
+			     name) < 0)
+			return -ENOMEM;
+		log_bad_name(conf->image_catalog, problem);
 		return -EINVAL;
 	}
 	if (asprintf(&path, "%s/%s.image", conf->image_catalog, name) < 0)
 		return -ENOMEM;
 	r = catalog_entry_check_owner(path);
 	if (r == -ENOENT) {
-		log_error("unknown image '%s'", name);
-		log_catalog_choices(conf->image_catalog);
+		if (asprintf(&problem, "unknown image '%s'", name) < 0)
+			return -ENOMEM;
+		log_bad_name(conf->image_catalog, problem);
 		return -ENOENT;
 	}
 	if (r < 0)
@@ -164,15 +168,19 @@ static int image_resolve_catalog(const struct vmconf *conf, const char *name,
 int image_resolve(const struct vmconf *conf, const char *request,
 		  struct image_spec *spec)
 {
+	_cleanup_free_ char *problem = NULL;
+
 	memset(spec, 0, sizeof(*spec));
 	if (!strchr(request, '/'))
 		return image_resolve_catalog(conf, request, spec);
 
 	if (!conf->allow_user_images) {
-		log_error("--vm-image=%s: images from paths are not allowed on "
-			  "this cluster; use a catalog image",
-			  request);
-		log_catalog_choices(conf->image_catalog);
+		if (asprintf(&problem,
+			     "--vm-image=%s: images from paths are not allowed "
+			     "on this cluster; use a catalog image",
+			     request) < 0)
+			return -ENOMEM;
+		log_bad_name(conf->image_catalog, problem);
 		return -EPERM;
 	}
 	if (request[0] != '/') {

@@ -34,8 +34,11 @@ static enum prolog_result prolog_check_image(struct prolog *p)
 	if (image_resolve(&p->conf, req->image, &p->spec) < 0 ||
 	    image_check_as_user(&p->conf, &p->spec, req->uid, req->gid,
 				&p->chain) < 0) {
-		log_error("job %u: refused: image %s cannot be used",
-			  req->job_id, req->image);
+		/* The cause goes into the reason the job's steps print. */
+		_cleanup_free_ char *cause = strdup(log_last_error());
+
+		log_error("job %u: refused: image %s cannot be used: %s",
+			  req->job_id, req->image, cause ? cause : "?");
 		return PROLOG_JOB_FAULT;
 	}
 	log_info("job %u: user %s image %s -> %s (%s, %u layer%s, %s%s) "
@@ -92,8 +95,11 @@ static enum prolog_result prolog_resolve_alloc(struct prolog *p)
 	}
 	r = alloc_load(p->req.job_id, node, &p->alloc);
 	if (r < 0) {
-		log_error("job %u: refused: cannot learn its allocation on %s",
-			  p->req.job_id, node);
+		_cleanup_free_ char *cause = strdup(log_last_error());
+
+		log_error(
+			"job %u: refused: cannot learn its allocation on %s: %s",
+			p->req.job_id, node, cause ? cause : "?");
 		return PROLOG_JOB_FAULT;
 	}
 	/* Set by slurmd from gres/ibvf's allocation: users cannot set it. */
@@ -377,10 +383,11 @@ static enum prolog_result prolog_run(struct prolog *p)
 	if (res != PROLOG_OK)
 		return res;
 	if (request_from_env(&p->req) < 0) {
-		log_error("job %u: refused: the VM request is invalid",
-			  p->req.job_id);
-		prolog_record_reason(p, "job %u: the VM request is invalid: %s",
-				     p->req.job_id, log_last_error());
+		_cleanup_free_ char *cause = strdup(log_last_error());
+
+		log_error("job %u: refused: the VM request is invalid: %s",
+			  p->req.job_id, cause ? cause : "?");
+		prolog_record_reason(p, "%s", log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
 	res = prolog_own_state(p);
@@ -390,15 +397,17 @@ static enum prolog_result prolog_run(struct prolog *p)
 	if (res == PROLOG_OK && !p->conf.boot) {
 		log_info("job %u: Boot=no in vm.conf: planned only, no guest",
 			 p->req.job_id);
-		prolog_record_reason(p, "Boot=no in vm.conf on node %s: the VM of job %u was planned but not booted",
-				     p->alloc.node, p->req.job_id);
+		prolog_record_reason(
+			p,
+			"Boot=no in vm.conf on node %s: the VM of job %u was planned but not booted",
+			p->alloc.node, p->req.job_id);
 		return res;
 	}
 	res = prolog_phase(p, "reclaim", prolog_free_devices, res);
 	res = prolog_phase(p, "boot", prolog_boot, res);
 	if (res == PROLOG_JOB_FAULT && p->state_fd >= 0 && !p->reason_recorded)
-		prolog_record_reason(p, "job %u: %s", p->req.job_id,
-				     log_last_error());
+		/* Every refusal above names the job already. */
+		prolog_record_reason(p, "%s", log_last_error());
 	return res;
 }
 

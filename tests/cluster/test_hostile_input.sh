@@ -1,7 +1,8 @@
 #!/bin/bash
 # Jobs submitted straight through libslurm with hand-made SPANK_* values
 # (spank_vm.so never sees them, as with slurmrestd): the prolog refuses each,
-# no guest is started, no overlay made, the job's step fails with the reason,
+# no guest is started, no overlay made, the job's step fails with the reason
+# (the cause itself, as the prolog logged it),
 # and the node stays up.
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
@@ -39,6 +40,8 @@ hostile() {
 	elif ! grep -q "step exit [1-9]" <<<"$out" ||
 		! grep -q "is not available, so this step cannot run" <<<"$out"; then
 		fail "$what: the step was not refused: $out"
+	elif ! grep -q "$msg" <<<"$out"; then
+		fail "$what: the step's message does not say why: $out"
 	elif grep -q "job $job: phase overlay" "$HARNESS_VM_LOG"; then
 		fail "$what: the prolog went on to make an overlay"
 	else
