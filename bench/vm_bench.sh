@@ -49,7 +49,12 @@ for ((i = 0; i < n; i++)); do
 	grep -q "job $j: prolog done in [0-9.]*s: ok" "$HARNESS_VM_LOG" ||
 		harness_die "job $j: $(grep "job $j: prolog done" "$HARNESS_VM_LOG")"
 	# The domain XML for the libvirt peer, once.
-	[ -s "$work/domain.xml" ] || virsh dumpxml --inactive "slurmvm-job-$j.0" >"$work/domain.xml"
+	if [ ! -s "$work/domain.xml" ]; then
+		virsh dumpxml --inactive "slurmvm-job-$j.0" >"$work/domain.xml"
+		# The cloud-init seed, when the guest has one: the peer boots
+		# the same disks.
+		cp "$(guest_state_dir "$j")/seed.iso" "$work/" 2>/dev/null || true
+	fi
 	harness_wait 120 "job $j's epilog" grep -q "job $j: VM job ended" "$HARNESS_VM_LOG" ||
 		harness_die "job $j: no epilog end in the log"
 done
@@ -64,6 +69,8 @@ sed -e "s|<name>[^<]*</name>|<name>svmtest-bench-peer-$$</name>|" -e '/<uuid>/d'
 base=$(sed -n "s|.*<source file='\\($HARNESS_IMAGES/[^']*\\)'.*|\\1|p" "$work/domain.xml" | head -1)
 for ((i = 0; i < n; i++)); do
 	qemu-img create -q -f qcow2 -F qcow2 -b "$base" "$work/peer.qcow2"
+	# qemu runs as the job user (the domain's DAC seclabel).
+	chown "$user:" "$work" "$work/peer.qcow2" "$work"/seed.iso 2>/dev/null || true
 	t0=$EPOCHREALTIME
 	virsh -q create "$work/peer.xml" >/dev/null
 	t1=$EPOCHREALTIME
