@@ -180,13 +180,28 @@ _harness_port_in_use() {
 	[ -n "$(ss -Htan "( sport = :$1 )" 2>/dev/null)" ]
 }
 
-# A TCP port nobody listens on (random, so parallel harnesses do not meet).
+# The ports the kernel never hands out as a connection's source port: below
+# ip_local_port_range (or above it when it starts too low).
+_harness_port_range() {
+	local lo=32768 hi=60999
+	read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null
+	if [ "$lo" -gt 12000 ]; then
+		echo "10000 $((lo - 1))"
+	else
+		echo "$((hi + 1)) 65535"
+	fi
+}
+
+# A TCP port nobody listens on (random, so parallel harnesses do not meet),
+# outside the ephemeral range: a port taken from that range can be given to
+# any outgoing connection between this check and the daemon's bind.
 harness_free_port() {
 	local -
 	set +e
-	local p
+	local p lo hi
+	read -r lo hi <<<"$(_harness_port_range)"
 	for _ in $(seq 1 200); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
 		_harness_port_in_use "$p" && continue
 		case " ${HARNESS_PORTS_TAKEN:-} " in *" $p "*) continue ;; esac
 		HARNESS_PORTS_TAKEN="${HARNESS_PORTS_TAKEN:-} $p"
