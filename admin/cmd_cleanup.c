@@ -149,11 +149,8 @@ int cmd_cleanup(int argc, char **argv)
 		cleanup_usage(stderr);
 		return 2;
 	}
-	if (geteuid() != 0) {
-		log_error("cleanup needs root: StateDir and libvirt's "
-			  "qemu:///system are root's");
+	if (admin_require_root("cleanup") < 0)
 		return 1;
-	}
 	if (admin_load_config(&conf, config, NULL, NULL, NULL) < 0)
 		return 1;
 	if (conf.log_file)

@@ -123,11 +123,8 @@ int cmd_list(int argc, char **argv)
 		list_usage(stderr);
 		return 2;
 	}
-	if (geteuid() != 0) {
-		log_error("list needs root: StateDir and libvirt's "
-			  "qemu:///system are root's");
+	if (admin_require_root("list") < 0)
 		return 1;
-	}
 	if (admin_load_config(&conf, config, NULL, NULL, NULL) < 0)
 		return 1;
 	r = guests_scan(&conf, &list);

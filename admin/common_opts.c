@@ -51,3 +51,13 @@ fail:
 	vmconf_free(conf);
 	return r;
 }
+
+int admin_require_root(const char *cmd)
+{
+	if (geteuid() == 0)
+		return 0;
+	log_error("%s needs root: StateDir and libvirt's qemu:///system are "
+		  "root's (run it with sudo)",
+		  cmd);
+	return -EPERM;
+}

@@ -8,3 +8,7 @@
  * Returns 0 or -errno (already logged). */
 int admin_load_config(struct vmconf *conf, const char *path, const char *sysfs,
 		      const char *topology, char *const *sets);
+
+/* Refuses (logged) unless root: @cmd reads StateDir and qemu:///system,
+ * which are root's. Returns 0 or -EPERM. */
+int admin_require_root(const char *cmd);

@@ -88,6 +88,20 @@ expect_status 1 "$svm" plan --sysfs "$sysfs" --topology "$topo" \
 	--cpus 0-3 --mem 4G --gpus 81:00.1
 grep -q 'not a GPU' "$out/e" || fail "kind"
 
+# list and cleanup refuse a user other than root, saying so
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	for cmd in list cleanup; do
+		expect_status 1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			"$svm" "$cmd"
+		grep -q "$cmd needs root" "$out/e" || fail "$cmd as nobody: $(cat "$out/e")"
+	done
+else
+	for cmd in list cleanup; do
+		expect_status 1 "$svm" "$cmd"
+		grep -q "$cmd needs root" "$out/e" || fail "$cmd as non-root: $(cat "$out/e")"
+	done
+fi
+
 # usage
 expect_status 2 "$svm"
 expect_status 2 "$svm" frobnicate

@@ -550,15 +550,10 @@ static void handle_frame(const struct proto_frame *f)
 static void channel_read(void)
 {
 	struct proto_frame f;
-	ssize_t n = proto_reader_read(&agent.rd, agent.chan_fd);
-	int k;
+	int k = proto_reader_pull(&agent.rd, agent.chan_fd);
 
-	if (n == 0) {
-		channel_close("end of file");
-		return;
-	}
-	if (n < 0 && n != -EAGAIN && n != -ENOBUFS) {
-		channel_close(strerror((int)-n));
+	if (k < 0) {
+		channel_close(k == -EPIPE ? "end of file" : strerror(-k));
 		return;
 	}
 	while ((k = proto_reader_next(&agent.rd, &f)) != 0) {

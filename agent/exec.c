@@ -306,10 +306,9 @@ static void on_frame(const struct proto_frame *f)
 static void read_relay(void)
 {
 	struct proto_frame f;
-	ssize_t n = proto_reader_read(&ex.rd, ex.fd);
 	int k;
 
-	if (n == 0 || (n < 0 && n != -EAGAIN && n != -ENOBUFS)) {
+	if (proto_reader_pull(&ex.rd, ex.fd) < 0) {
 		flush_outputs();
 		fail("lost the connection to the VM relay %s", ex.socket_path);
 	}

@@ -442,15 +442,14 @@ static void guest_frame(const struct proto_frame *f)
 static void channel_read(void)
 {
 	struct proto_frame f;
-	ssize_t n = proto_reader_read(&relay.rd, relay.chan_fd);
-	int k;
+	int k = proto_reader_pull(&relay.rd, relay.chan_fd);
 
-	if (n == 0) {
+	if (k == -EPIPE) {
 		channel_reset("closed");
 		return;
 	}
-	if (n < 0 && n != -EAGAIN && n != -ENOBUFS) {
-		channel_reset("failed: %s", strerror((int)-n));
+	if (k < 0) {
+		channel_reset("failed: %s", strerror(-k));
 		return;
 	}
 	while (relay.chan_fd >= 0 && (k = proto_reader_next(&relay.rd, &f))) {
@@ -630,10 +629,9 @@ static int client_frame(struct client *c, const struct proto_frame *f)
 static void client_read(struct client *c)
 {
 	struct proto_frame f;
-	ssize_t n = proto_reader_read(&c->rd, c->fd);
 	int k;
 
-	if (n == 0 || (n < 0 && n != -EAGAIN && n != -ENOBUFS)) {
+	if (proto_reader_pull(&c->rd, c->fd) < 0) {
 		client_close_later(c);
 		proto_buf_consume(&c->out, proto_buf_pending(&c->out));
 		return;

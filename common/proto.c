@@ -927,6 +927,17 @@ ssize_t proto_reader_read(struct proto_reader *r, int fd)
 	return n;
 }
 
+int proto_reader_pull(struct proto_reader *r, int fd)
+{
+	ssize_t n = proto_reader_read(r, fd);
+
+	if (n == 0)
+		return -EPIPE;
+	if (n < 0 && n != -EAGAIN && n != -ENOBUFS)
+		return (int)n;
+	return 0;
+}
+
 /* Skips to the first valid HELLO header; false if none is buffered yet. */
 static bool reader_resync(struct proto_reader *r)
 {

@@ -262,6 +262,10 @@ size_t proto_reader_feed(struct proto_reader *r, const void *data, size_t n);
 /* read()s into free space: bytes read, 0 at EOF, -EAGAIN, -ENOBUFS when
  * full (call proto_reader_next first), -errno. */
 ssize_t proto_reader_read(struct proto_reader *r, int fd);
+/* proto_reader_read for a poll loop: 0 while the stream lives (frames may
+ * wait for proto_reader_next), -EPIPE at end of file, -errno when read()
+ * fails. */
+int proto_reader_pull(struct proto_reader *r, int fd);
 /* 1 with a frame (a whole EXEC message for EXEC), 0 when more bytes are
  * needed, < 0 on a malformed stream: then the reader resyncs by itself. */
 int proto_reader_next(struct proto_reader *r, struct proto_frame *f);

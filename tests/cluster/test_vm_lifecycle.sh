@@ -112,7 +112,8 @@ env -i SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID="$c" SPANK_VM_IMAGE=testguest \
 # --- a prolog killed midway (after the domain started), then the epilog
 d=$(submit --vm-image=testguest --wrap 'sleep 120')
 harness_wait 120 "job $d's domain" running "$d" || fail "job $d: no domain"
-pkill -9 -f "slurm-vm-prolog" || true
+# Only this cluster's prolog (argv[0] is the path Slurm ran).
+pkill -9 -f "^$HARNESS_BIN/slurm-vm-prolog" || fail "no prolog of job $d to kill"
 scancel "$d"
 wait_end "$d" || true
 # slurmd may not run the epilog of a job whose prolog died: do it as it would.

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "proto.h"
 
@@ -592,6 +594,27 @@ static void test_reader_errors(void **state)
 	}
 }
 
+/* What a poll loop sees: a live empty stream, a frame, then end of file,
+ * and a descriptor read() refuses. */
+static void test_reader_pull(void **state)
+{
+	struct proto_frame f;
+	int p[2];
+
+	assert_int_equal(pipe2(p, O_NONBLOCK), 0);
+	assert_int_equal(proto_reader_pull(&reader, p[0]), 0);
+	assert_int_equal(proto_reader_next(&reader, &f), 0);
+	assert_int_equal(proto_put_ping(&out, PROTO_PING, 0, 42), 0);
+	assert_int_equal(proto_buf_write(&out, p[1]), proto_buf_pending(&out));
+	assert_int_equal(proto_reader_pull(&reader, p[0]), 0);
+	assert_int_equal(proto_reader_next(&reader, &f), 1);
+	assert_int_equal(f.hdr.kind, PROTO_PING);
+	close(p[1]);
+	assert_int_equal(proto_reader_pull(&reader, p[0]), -EPIPE);
+	close(p[0]);
+	assert_int_equal(proto_reader_pull(&reader, p[0]), -EBADF);
+}
+
 static void test_buf_queue(void **state)
 {
 	struct proto_buf b = { 0 };
@@ -632,6 +655,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reader_resync, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reader_errors, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reader_pull, setup,
 						teardown),
 		cmocka_unit_test(test_buf_queue),
 	};
