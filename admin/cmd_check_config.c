@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "image.h"
 #include "log.h"
 #include "strutil.h"
 #include "vmconf.h"
@@ -82,7 +83,8 @@ static int slurm_conf_read(const char *path, struct slurm_conf *sc)
 			/* Node and partition lines are not global settings. */
 			if (!strcasecmp(w, "NodeName") ||
 			    !strcasecmp(w, "PartitionName") ||
-			    !strcasecmp(w, "NodeSet") || !strcasecmp(w, "DownNodes"))
+			    !strcasecmp(w, "NodeSet") ||
+			    !strcasecmp(w, "DownNodes"))
 				break;
 			if (sc->n == SLURM_KEYS_MAX)
 				break;
@@ -138,49 +140,57 @@ static void check_scripts(struct checker *c, const struct slurm_conf *sc)
 	if (ends_with(prolog, "/slurm-vm-prolog"))
 		check_ok("Prolog=%s", prolog);
 	else
-		check_problem(c, "Prolog=/usr/sbin/slurm-vm-prolog (or a script that runs it)",
-			      "Prolog is %s, not slurm-vm-prolog: no guest is ever booted",
-			      prolog ? prolog : "not set");
+		check_problem(
+			c,
+			"Prolog=/usr/sbin/slurm-vm-prolog (or a script that runs it)",
+			"Prolog is %s, not slurm-vm-prolog: no guest is ever booted",
+			prolog ? prolog : "not set");
 	if (ends_with(epilog, "/slurm-vm-epilog"))
 		check_ok("Epilog=%s", epilog);
 	else
-		check_problem(c, "Epilog=/usr/sbin/slurm-vm-epilog",
-			      "Epilog is %s, not slurm-vm-epilog: guests and devices of ended jobs are never returned",
-			      epilog ? epilog : "not set");
+		check_problem(
+			c, "Epilog=/usr/sbin/slurm-vm-epilog",
+			"Epilog is %s, not slurm-vm-epilog: guests and devices of ended jobs are never returned",
+			epilog ? epilog : "not set");
 	if (list_has(flags, "Alloc"))
 		check_ok("PrologFlags=%s includes Alloc", flags);
 	else
-		check_problem(c, "PrologFlags=Alloc (keep any other flags)",
-			      "PrologFlags=%s lacks Alloc: the batch script would start before the guests are ready",
-			      flags ? flags : "");
+		check_problem(
+			c, "PrologFlags=Alloc (keep any other flags)",
+			"PrologFlags=%s lacks Alloc: the batch script would start before the guests are ready",
+			flags ? flags : "");
 }
 
 static void check_timeouts(struct checker *c, const struct slurm_conf *sc,
 			   const struct vmconf *vc)
 {
 	const char *t = slurm_conf_get(sc, "PrologEpilogTimeout");
-	unsigned need = vc->boot_timeout + vc->shutdown_timeout +
-			PROLOG_MARGIN_S;
+	unsigned need =
+		vc->boot_timeout + vc->shutdown_timeout + PROLOG_MARGIN_S;
 	unsigned have = 0;
 	char fix[128];
 
 	/* Unset, or 65534, is Slurm's "no limit". */
 	if (!t || (str_to_uint(t, &have) == 0 && have >= 65534)) {
-		check_ok("PrologEpilogTimeout unlimited; BootTimeout=%us still bounds a boot",
-			 vc->boot_timeout);
+		check_ok(
+			"PrologEpilogTimeout unlimited; BootTimeout=%us still bounds a boot",
+			vc->boot_timeout);
 		return;
 	}
-	snprintf(fix, sizeof(fix),
-		 "PrologEpilogTimeout=%u or more, or a smaller BootTimeout in vm.conf",
-		 need);
+	snprintf(
+		fix, sizeof(fix),
+		"PrologEpilogTimeout=%u or more, or a smaller BootTimeout in vm.conf",
+		need);
 	if (str_to_uint(t, &have) < 0 || have < need)
-		check_problem(c, fix,
-			      "PrologEpilogTimeout=%s is less than BootTimeout (%u) + ShutdownTimeout (%u) + %us: a slow boot would drain the node and requeue the job",
-			      t, vc->boot_timeout, vc->shutdown_timeout,
-			      PROLOG_MARGIN_S);
+		check_problem(
+			c, fix,
+			"PrologEpilogTimeout=%s is less than BootTimeout (%u) + ShutdownTimeout (%u) + %us: a slow boot would drain the node and requeue the job",
+			t, vc->boot_timeout, vc->shutdown_timeout,
+			PROLOG_MARGIN_S);
 	else
-		check_ok("PrologEpilogTimeout=%u covers BootTimeout=%u + ShutdownTimeout=%u",
-			 have, vc->boot_timeout, vc->shutdown_timeout);
+		check_ok(
+			"PrologEpilogTimeout=%u covers BootTimeout=%u + ShutdownTimeout=%u",
+			have, vc->boot_timeout, vc->shutdown_timeout);
 }
 
 static void check_scheduling(struct checker *c, const struct slurm_conf *sc)
@@ -195,20 +205,25 @@ static void check_scheduling(struct checker *c, const struct slurm_conf *sc)
 		    strncasecmp(sel, "CR_Socket", 9) == 0))
 		check_ok("SelectTypeParameters=%s gives whole cores", sel);
 	else
-		check_problem(c, "SelectTypeParameters=CR_Core_Memory",
-			      "SelectTypeParameters=%s: a VM needs whole cores, or SMT siblings end up in two jobs",
-			      sel ? sel : "not set");
+		check_problem(
+			c, "SelectTypeParameters=CR_Core_Memory",
+			"SelectTypeParameters=%s: a VM needs whole cores, or SMT siblings end up in two jobs",
+			sel ? sel : "not set");
 	if (list_has(gres, "gpu") && list_has(gres, "ibvf"))
 		check_ok("GresTypes=%s", gres);
 	else
-		check_problem(c, "GresTypes=gpu,ibvf (with gres.conf from `slurm-vm gres`)",
-			      "GresTypes=%s lacks gpu or ibvf: those devices cannot be allocated",
-			      gres ? gres : "");
+		check_problem(
+			c,
+			"GresTypes=gpu,ibvf (with gres.conf from `slurm-vm gres`)",
+			"GresTypes=%s lacks gpu or ibvf: those devices cannot be allocated",
+			gres ? gres : "");
 	if (list_has(cli, "cli_filter/lua") && lua && stat(lua, &st) == 0)
 		check_ok("CliFilterPlugins=%s with %s", cli, lua);
 	else
-		check_problem(c, "CliFilterPlugins=cli_filter/lua and etc/cli_filter.lua installed beside slurm.conf",
-			      "no cli_filter/lua with slurm-vm's cli_filter.lua: VM jobs do not get --gres-flags=enforce-binding and impossible --vm-cpus/--vm-mem are not refused at submit");
+		check_problem(
+			c,
+			"CliFilterPlugins=cli_filter/lua and etc/cli_filter.lua installed beside slurm.conf",
+			"no cli_filter/lua with slurm-vm's cli_filter.lua: VM jobs do not get --gres-flags=enforce-binding and impossible --vm-cpus/--vm-mem are not refused at submit");
 }
 
 static void check_plugstack(struct checker *c, const struct slurm_conf *sc)
@@ -230,9 +245,11 @@ static void check_plugstack(struct checker *c, const struct slurm_conf *sc)
 	if (found)
 		check_ok("%s loads spank_vm.so", ps ? ps : def);
 	else
-		check_problem(c, "a line `required /usr/lib/slurm-vm/spank_vm.so` in plugstack.conf",
-			      "%s does not load spank_vm.so: --vm-image does not exist for users",
-			      ps ? ps : def);
+		check_problem(
+			c,
+			"a line `required /usr/lib/slurm-vm/spank_vm.so` in plugstack.conf",
+			"%s does not load spank_vm.so: --vm-image does not exist for users",
+			ps ? ps : def);
 }
 
 static void check_gres_files(struct checker *c)
@@ -256,12 +273,14 @@ static void check_gres_files(struct checker *c)
 		n++;
 		if (stat(file, &st) < 0 || !S_ISCHR(st.st_mode)) {
 			char fix[512];
-			snprintf(fix, sizeof(fix),
-				 "bind the device to vfio-pci so %s exists before slurmd starts (DeviceBinding=prebound), or regenerate gres.conf with `slurm-vm gres`",
-				 file);
-			check_problem(c, fix,
-				      "gres.conf File=%s is not a character device: slurmd 22.05 refuses to start",
-				      file);
+			snprintf(
+				fix, sizeof(fix),
+				"bind the device to vfio-pci so %s exists before slurmd starts (DeviceBinding=prebound), or regenerate gres.conf with `slurm-vm gres`",
+				file);
+			check_problem(
+				c, fix,
+				"gres.conf File=%s is not a character device: slurmd 22.05 refuses to start",
+				file);
 			bad++;
 		}
 	}
@@ -293,15 +312,72 @@ static void check_ibvf_plugin(struct checker *c, const struct slurm_conf *sc,
 			return;
 		}
 	}
-	check_problem(c, "install gres_ibvf.so (configure --with-slurm-source, see gres_ibvf(8)) into PluginDir and restart slurmd, or set IbvfAutoDetect=no",
-		      "IbvfAutoDetect=yes in vm.conf but no gres_ibvf.so in PluginDir %s: slurmd does not number the VFs as detected, and the prolog refuses VM jobs with VFs",
-		      dirs);
+	check_problem(
+		c,
+		"install gres_ibvf.so (configure --with-slurm-source, see gres_ibvf(8)) into PluginDir and restart slurmd, or set IbvfAutoDetect=no",
+		"IbvfAutoDetect=yes in vm.conf but no gres_ibvf.so in PluginDir %s: slurmd does not number the VFs as detected, and the prolog refuses VM jobs with VFs",
+		dirs);
+}
+
+static bool firmware_file_ok(struct checker *c, const char *key,
+			     const char *path, const char *image)
+{
+	struct stat st;
+	char fix[512];
+
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return true;
+	snprintf(
+		fix, sizeof(fix),
+		"install the ovmf package, or point %s= in vm.conf at the OVMF file",
+		key);
+	check_problem(
+		c, fix,
+		"image %s boots UEFI but %s=%s is not a file: its jobs drain the node",
+		image, key, path);
+	return false;
+}
+
+/* Every descriptor parses and names an image inside ImageDirs: a typo
+ * otherwise shows only when a job asks for that image. */
+static void check_catalog(struct checker *c, const struct vmconf *vc)
+{
+	_cleanup_strv_free_ char **names = NULL;
+	unsigned good = 0, n = 0;
+
+	if (image_catalog_names(vc->image_catalog, &names) < 0)
+		return;
+	for (size_t i = 0; names[i]; i++, n++) {
+		struct image_spec spec;
+		char fix[512];
+		bool ok;
+
+		if (image_resolve(vc, names[i], &spec) < 0) {
+			snprintf(
+				fix, sizeof(fix),
+				"correct %s/%s.image as the message above says (vm.conf(5), IMAGE CATALOG)",
+				vc->image_catalog, names[i]);
+			check_problem(
+				c, fix,
+				"catalog image %s cannot be used: jobs asking for it are refused",
+				names[i]);
+			continue;
+		}
+		ok = !spec.firmware || strcmp(spec.firmware, "uefi") != 0 ||
+		     (firmware_file_ok(c, "UefiCode", vc->uefi_code, names[i]) &
+		      firmware_file_ok(c, "UefiVars", vc->uefi_vars, names[i]));
+		good += ok;
+		image_spec_free(&spec);
+	}
+	if (n && good == n)
+		check_ok("%s: all %u images resolve", vc->image_catalog, n);
 }
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: slurm-vm check-config [--slurm-conf PATH]\n"
-		     "Checks slurm.conf, gres.conf, plugstack.conf and vm.conf for what slurm-vm needs.\n");
+	fprintf(out,
+		"usage: slurm-vm check-config [--slurm-conf PATH]\n"
+		"Checks slurm.conf, gres.conf, plugstack.conf and vm.conf for what slurm-vm needs.\n");
 }
 
 int cmd_check_config(int argc, char **argv)
@@ -333,7 +409,8 @@ int cmd_check_config(int argc, char **argv)
 		return 1;
 	vm_path = vmconf_default_path();
 	if (vmconf_load(&vc, vm_path) < 0)
-		check_problem(&c, "correct the lines named above (see vm.conf(5))",
+		check_problem(&c,
+			      "correct the lines named above (see vm.conf(5))",
 			      "%s does not parse", vm_path);
 	else
 		check_ok("%s parses", vm_path);
@@ -343,6 +420,7 @@ int cmd_check_config(int argc, char **argv)
 	check_plugstack(&c, &sc);
 	check_gres_files(&c);
 	check_ibvf_plugin(&c, &sc, &vc);
+	check_catalog(&c, &vc);
 	if (c.problems)
 		printf("%u problem%s to fix\n", c.problems,
 		       c.problems == 1 ? "" : "s");

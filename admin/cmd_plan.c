@@ -49,6 +49,8 @@ static void plan_usage(FILE *out)
 		"  --kernel PATH, --initrd PATH, --cmdline TEXT, --console-log "
 		"PATH,\n"
 		"  --channel PATH, --name NAME, --job-id N, --uid N\n"
+		"  --uefi NVRAM         boot UEFI (vm.conf UefiCode) with this "
+		"NVRAM\n"
 		"  --config FILE        vm.conf (default: beside slurm.conf)\n"
 		"  --sysfs DIR          sysfs root (vm.conf SysfsRoot)\n"
 		"  --topology FILE      hwloc XML (vm.conf TopologyFile)\n"
@@ -68,31 +70,32 @@ static int parse_uint_opt(const char *name, const char *s, unsigned *v)
 static int plan_parse(int argc, char **argv, struct plan_opts *o)
 {
 	static const struct option opts[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"sysfs", required_argument, NULL, 's'},
-		{"topology", required_argument, NULL, 't'},
-		{"set", required_argument, NULL, 'S'},
-		{"cpus", required_argument, NULL, 'C'},
-		{"gpus", required_argument, NULL, 'g'},
-		{"ibvfs", required_argument, NULL, 'i'},
-		{"mem", required_argument, NULL, 'm'},
-		{"housekeeping", required_argument, NULL, 'k'},
-		{"hugepages", required_argument, NULL, 'H'},
-		{"vm-cpus", required_argument, NULL, 'v'},
-		{"image", required_argument, NULL, 1},
-		{"overlay", required_argument, NULL, 2},
-		{"seed", required_argument, NULL, 3},
-		{"kernel", required_argument, NULL, 4},
-		{"initrd", required_argument, NULL, 5},
-		{"cmdline", required_argument, NULL, 6},
-		{"console-log", required_argument, NULL, 7},
-		{"channel", required_argument, NULL, 8},
-		{"name", required_argument, NULL, 9},
-		{"job-id", required_argument, NULL, 10},
-		{"uid", required_argument, NULL, 11},
-		{"xml", no_argument, NULL, 12},
-		{"summary", no_argument, NULL, 13},
-		{"help", no_argument, NULL, 'h'},
+		{ "config", required_argument, NULL, 'c' },
+		{ "sysfs", required_argument, NULL, 's' },
+		{ "topology", required_argument, NULL, 't' },
+		{ "set", required_argument, NULL, 'S' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "gpus", required_argument, NULL, 'g' },
+		{ "ibvfs", required_argument, NULL, 'i' },
+		{ "mem", required_argument, NULL, 'm' },
+		{ "housekeeping", required_argument, NULL, 'k' },
+		{ "hugepages", required_argument, NULL, 'H' },
+		{ "vm-cpus", required_argument, NULL, 'v' },
+		{ "image", required_argument, NULL, 1 },
+		{ "overlay", required_argument, NULL, 2 },
+		{ "seed", required_argument, NULL, 3 },
+		{ "kernel", required_argument, NULL, 4 },
+		{ "initrd", required_argument, NULL, 5 },
+		{ "cmdline", required_argument, NULL, 6 },
+		{ "console-log", required_argument, NULL, 7 },
+		{ "channel", required_argument, NULL, 8 },
+		{ "name", required_argument, NULL, 9 },
+		{ "job-id", required_argument, NULL, 10 },
+		{ "uid", required_argument, NULL, 11 },
+		{ "xml", no_argument, NULL, 12 },
+		{ "summary", no_argument, NULL, 13 },
+		{ "uefi", required_argument, NULL, 14 },
+		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	unsigned v;
@@ -178,6 +181,9 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 		case 13:
 			o->output = OUT_SUMMARY;
 			break;
+		case 14:
+			o->dp.nvram = optarg;
+			break;
 		case 'h':
 			plan_usage(stdout);
 			return 1;
@@ -246,8 +252,9 @@ static int plan_add_devices(const char *sysfs, const char *list,
 			pci_device_clear(&d->devs[k]);
 			return r;
 		}
-		d->req[k] = (struct plan_device_request){
-			.dev = &d->devs[k], .gres = gres, .gres_index = -1};
+		d->req[k] = (struct plan_device_request){ .dev = &d->devs[k],
+							  .gres = gres,
+							  .gres_index = -1 };
 		d->n++;
 	}
 	return 0;
@@ -281,6 +288,8 @@ static int plan_print(const struct plan *plan, const struct plan_opts *o,
 		dp.name = name;
 	}
 	domain_params_from_conf(&dp, conf);
+	if (dp.nvram)
+		dp.uefi_code = conf->uefi_code;
 	r = plan_summary(plan, &summary);
 	if (r < 0)
 		return r;
@@ -299,7 +308,7 @@ static int plan_print(const struct plan *plan, const struct plan_opts *o,
 static int plan_run(struct plan_opts *o, const struct vmconf *conf)
 {
 	_cleanup_topology_ struct topology *topo = NULL;
-	struct plan_devs devs = {0};
+	struct plan_devs devs = { 0 };
 	struct plan_request req = {
 		.cpus = o->cpus,
 		.housekeeping = o->housekeeping,
@@ -307,7 +316,7 @@ static int plan_run(struct plan_opts *o, const struct vmconf *conf)
 		.mem_overhead_mib = conf->mem_overhead_mb,
 		.require_locality = conf->require_locality,
 	};
-	struct plan plan = {0};
+	struct plan plan = { 0 };
 	size_t max = 2;
 	int r;
 
@@ -345,7 +354,7 @@ static int plan_run(struct plan_opts *o, const struct vmconf *conf)
 
 int cmd_plan(int argc, char **argv)
 {
-	struct plan_opts o = {0};
+	struct plan_opts o = { 0 };
 	_cleanup_free_ char **sets = calloc(argc + 1, sizeof(*sets));
 	struct vmconf conf;
 	int r;

@@ -12,6 +12,8 @@
 #include "log.h"
 #include "strutil.h"
 
+#define QEMU_XMLNS "http://libvirt.org/schemas/domain/qemu/1.0"
+
 /* The writer remembers its first failure so the builders read straight. */
 struct xw {
 	xmlTextWriterPtr w;
@@ -103,6 +105,7 @@ void domain_params_from_conf(struct domain_params *p, const struct vmconf *conf)
 	p->emulator = conf->emulator;
 	p->binding = conf->device_binding;
 	p->attach = conf->device_attach;
+	p->mmio64_gib = conf->uefi_mmio64_gib;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -207,6 +210,19 @@ static void write_os(struct xw *x, const struct domain_params *p)
 	attr(x, "machine", p->machine ? p->machine : "q35");
 	xw_check(x, xmlTextWriterWriteString(x->w, BAD_CAST "hvm"));
 	end(x);
+	if (p->uefi_code) {
+		/* Explicit, not <os firmware='efi'>: the NVRAM is the job's own
+		 * file (qemu runs as the user; libvirt would make a root one
+		 * it never deletes), and no secure boot needs no SMM. */
+		start(x, "loader");
+		attr(x, "readonly", "yes");
+		attr(x, "secure", "no");
+		attr(x, "type", "pflash");
+		xw_check(x,
+			 xmlTextWriterWriteString(x->w, BAD_CAST p->uefi_code));
+		end(x);
+		text_elem(x, "nvram", p->nvram);
+	}
 	if (p->kernel) {
 		text_elem(x, "kernel", p->kernel);
 		if (p->initrd)
@@ -253,14 +269,20 @@ static void write_cell(struct xw *x, const struct plan *plan, unsigned c)
 static void write_cpu(struct xw *x, const struct plan *plan,
 		      const struct domain_params *p)
 {
+	const char *mode = p->cpu_mode ? p->cpu_mode : "host-passthrough";
+
 	start(x, "cpu");
-	attr(x, "mode", p->cpu_mode ? p->cpu_mode : "host-passthrough");
+	attr(x, "mode", mode);
 	start(x, "topology");
 	attrf(x, "sockets", "%u", plan->sockets);
 	attr(x, "dies", "1");
 	attrf(x, "cores", "%u", plan->cores);
 	attrf(x, "threads", "%u", plan->threads);
 	end(x);
+	/* OVMF sizes its 64-bit window from the guest's physical address
+	 * width: give the host's. */
+	if (p->uefi_code && strcmp(mode, "host-passthrough") == 0)
+		empty(x, "maxphysaddr", "mode", "passthrough", NULL);
 	start(x, "numa");
 	for (unsigned c = 0; c < plan->n_cells; c++)
 		write_cell(x, plan, c);
@@ -459,6 +481,13 @@ static int check_params(const struct plan *plan, const struct domain_params *p)
 		log_error("domain %s: the plan is empty", p->name);
 		return -EINVAL;
 	}
+	if (!p->uefi_code != !p->nvram) {
+		log_error("domain %s: UEFI needs both its code and an NVRAM",
+			  p->name);
+		return -EINVAL;
+	}
+	if (p->mmio64_gib > UINT64_MAX / 1024)
+		return -ERANGE;
 	if (p->domain_type && strcmp(p->domain_type, "kvm") != 0 &&
 	    strcmp(p->domain_type, "qemu") != 0) {
 		log_error("DomainType=%s: use kvm or qemu", p->domain_type);
@@ -467,11 +496,39 @@ static int check_params(const struct plan *plan, const struct domain_params *p)
 	return 0;
 }
 
+/* libvirt reserves fw_cfg's opt/ovmf/ names in <sysinfo type='fwcfg'>, so
+ * OVMF's window size goes on qemu's command line (the domain is marked
+ * tainted "custom-argv": expected). */
+static bool wants_fw_cfg(const struct domain_params *p)
+{
+	return p->uefi_code && p->mmio64_gib;
+}
+
+static void write_fw_cfg(struct xw *x, const struct domain_params *p)
+{
+	if (!wants_fw_cfg(p))
+		return;
+	xw_check(x, xmlTextWriterStartElementNS(x->w, BAD_CAST "qemu",
+						BAD_CAST "commandline", NULL));
+	xw_check(x, xmlTextWriterStartElementNS(x->w, BAD_CAST "qemu",
+						BAD_CAST "arg", NULL));
+	attr(x, "value", "-fw_cfg");
+	end(x);
+	xw_check(x, xmlTextWriterStartElementNS(x->w, BAD_CAST "qemu",
+						BAD_CAST "arg", NULL));
+	attrf(x, "value", "name=opt/ovmf/X-PciMmio64Mb,string=%" PRIu64,
+	      p->mmio64_gib * 1024);
+	end(x);
+	end(x);
+}
+
 static void write_domain(struct xw *x, const struct plan *plan,
 			 const struct domain_params *p)
 {
 	start(x, "domain");
 	attr(x, "type", p->domain_type ? p->domain_type : "kvm");
+	if (wants_fw_cfg(p))
+		attr(x, "xmlns:qemu", QEMU_XMLNS);
 	text_elem(x, "name", p->name);
 	if (p->uuid)
 		text_elem(x, "uuid", p->uuid);
@@ -491,6 +548,7 @@ static void write_domain(struct xw *x, const struct plan *plan,
 	text_elem(x, "on_crash", "destroy");
 	write_devices(x, plan, p);
 	write_seclabel(x, p);
+	write_fw_cfg(x, p);
 	end(x);
 }
 
@@ -498,7 +556,7 @@ int domain_xml_build(const struct plan *plan, const struct domain_params *p,
 		     char **xml)
 {
 	xmlBufferPtr buf;
-	struct xw x = {0};
+	struct xw x = { 0 };
 	int r;
 
 	r = check_params(plan, p);

@@ -13,11 +13,12 @@
  * the device's functions on that port's bus.
  *
  * DeviceAttach=vfio: <hostdev mode='subsystem' type='pci' managed='no'> with
- * <driver name='vfio'/> (DeviceBinding=managed detaches in the prolog). DeviceAttach=emulate (machines without an IOMMU):
- * each planned device becomes a virtio-rng PCI function (backend /dev/urandom)
- * at the same guest address: it needs no host resource, every qemu has it,
- * and the guest sees a PCI function on the planned bus in the planned NUMA
- * cell (/sys/bus/pci/devices/<addr>/numa_node in the guest).
+ * <driver name='vfio'/> (DeviceBinding=managed detaches in the prolog).
+ * DeviceAttach=emulate (machines without an IOMMU): each planned device becomes
+ * a virtio-rng PCI function (backend /dev/urandom) at the same guest address:
+ * it needs no host resource, every qemu has it, and the guest sees a PCI
+ * function on the planned bus in the planned NUMA cell
+ * (/sys/bus/pci/devices/<addr>/numa_node in the guest).
  *
  * <metadata> holds <svm:job> in namespace DOMAIN_XMLNS: job id, uid, and each
  * device's host address, kind, gres and index.
@@ -52,6 +53,13 @@ struct domain_params {
 	const char *kernel;
 	const char *initrd;
 	const char *cmdline;
+	/* UEFI (image Firmware=uefi): OVMF code and the job's own NVRAM;
+	 * both NULL: SeaBIOS */
+	const char *uefi_code;
+	const char *nvram;
+	/* OVMF's 64-bit PCI MMIO window in GiB (fw_cfg
+	 * opt/ovmf/X-PciMmio64Mb); 0: the firmware's default */
+	uint64_t mmio64_gib;
 
 	const char *console_log;    /* serial console copied here; NULL */
 	const char *channel_socket; /* agent virtio-serial unix socket */

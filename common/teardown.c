@@ -35,22 +35,23 @@ static struct hypervisor *teardown_hv(struct teardown *t)
 	return t->hv;
 }
 
-static int undo_overlay(struct teardown *t, const char *path)
+/* The job's writable files (overlay, UEFI NVRAM) in OverlayDir. */
+static int undo_overlay(struct teardown *t, const char *what, const char *path)
 {
 	char *const dirs[] = { t->conf->overlay_dir, NULL };
 
 	if (t->keep) {
-		log_info("kept overlay %s (--vm-keep)", path);
+		log_info("kept %s %s (--vm-keep)", what, path);
 		return 0;
 	}
 	/* The journal is root's, but never delete outside OverlayDir. */
 	if (!path_is_inside(path, dirs)) {
-		log_error("journal names overlay %s outside OverlayDir; not deleted",
-			  path);
+		log_error("journal names %s %s outside OverlayDir; not deleted",
+			  what, path);
 		return -EPERM;
 	}
 	if (unlink(path) < 0 && errno != ENOENT)
-		return log_errno(errno, "cannot delete overlay %s", path);
+		return log_errno(errno, "cannot delete %s %s", what, path);
 	return 0;
 }
 
@@ -205,7 +206,9 @@ static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 		return -EBADMSG;
 	}
 	if (strcmp(e->verb, "OVERLAY") == 0)
-		return undo_overlay(t, e->args[0]);
+		return undo_overlay(t, "overlay", e->args[0]);
+	if (strcmp(e->verb, "NVRAM") == 0)
+		return undo_overlay(t, "NVRAM", e->args[0]);
 	if (strcmp(e->verb, "DOMAIN") == 0)
 		return undo_domain(t, e->args[0]);
 	if (strcmp(e->verb, "RELAY") == 0)

@@ -7,7 +7,8 @@
  * others; the result says which failed and whether the node is unsafe (a
  * device that could not be returned).
  *
- * Verbs: OVERLAY <path>, SEED <name in the state dir: NAME.iso and NAME/>,
+ * Verbs: OVERLAY <path>, NVRAM <path> (a UEFI guest's variables; both only
+ * inside OverlayDir), SEED <name in the state dir: NAME.iso and NAME/>,
  * DETACH <PCI address> (DeviceBinding=managed: reattached to its host
  * driver; failing that, the node is unsafe), DEVOWNER <device file> <uid>
  * <gid> <octal mode> (a VFIO group file given to the job user: put back;

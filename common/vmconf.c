@@ -8,11 +8,11 @@
 #include "log.h"
 #include "vmconf.h"
 
-static const char *const binding_choices[] = {"prebound", "managed", NULL};
-static const char *const attach_choices[] = {"vfio", "emulate", NULL};
-static const char *const domain_types[] = {"kvm", "qemu", NULL};
-static const char *const cpu_modes[] = {"host-passthrough", "host-model",
-					"maximum", NULL};
+static const char *const binding_choices[] = { "prebound", "managed", NULL };
+static const char *const attach_choices[] = { "vfio", "emulate", NULL };
+static const char *const domain_types[] = { "kvm", "qemu", NULL };
+static const char *const cpu_modes[] = { "host-passthrough", "host-model",
+					 "maximum", NULL };
 
 #define K(n, t, f, ...)                                                     \
 	{                                                                   \
@@ -46,6 +46,12 @@ static const struct kv_key keys[] = {
 	  .defval = "512"),
 	K("AllowRoot", KV_BOOL, allow_root, .defval = "no"),
 	K("Boot", KV_BOOL, boot, .defval = "yes"),
+	K("UefiCode", KV_PATH, uefi_code,
+	  .defval = "/usr/share/OVMF/OVMF_CODE_4M.fd"),
+	K("UefiVars", KV_PATH, uefi_vars,
+	  .defval = "/usr/share/OVMF/OVMF_VARS_4M.fd"),
+	K("UefiMmio64Window", KV_U64, uefi_mmio64_gib, .max = 1 << 16,
+	  .defval = "0"),
 	K("SysfsRoot", KV_PATH, sysfs_root, .defval = "/sys"),
 	K("TopologyFile", KV_PATH, topology_file),
 	K("DeviceBinding", KV_ENUM, device_binding, .choices = binding_choices,

@@ -25,8 +25,8 @@ struct vmconf {
 	char *path; /* the file this came from */
 
 	/* images */
-	char *image_catalog;	/* directory of *.image descriptors */
-	char **image_dirs;	/* NULL-terminated; user images must stay inside */
+	char *image_catalog; /* directory of *.image descriptors */
+	char **image_dirs;   /* NULL-terminated; user images must stay inside */
 	bool allow_user_images; /* --vm-image=/path allowed */
 
 	/* host state */
@@ -38,14 +38,18 @@ struct vmconf {
 
 	/* hypervisor */
 	char *libvirt_uri;
-	char *domain_type; /* kvm | qemu */
-	char *cpu_mode;	   /* host-passthrough | maximum | host-model */
-	char *emulator;	   /* NULL: libvirt's default */
+	char *domain_type;	   /* kvm | qemu */
+	char *cpu_mode;		   /* host-passthrough | maximum | host-model */
+	char *emulator;		   /* NULL: libvirt's default */
 	unsigned boot_timeout;	   /* seconds */
 	unsigned shutdown_timeout; /* seconds */
 	uint64_t mem_overhead_mb;  /* host memory kept out of the guest */
 	bool allow_root;	   /* guest processes may run as uid 0 */
 	bool boot;		   /* no: check and plan only (testing) */
+	/* images with Firmware=uefi */
+	char *uefi_code;	  /* OVMF code, read-only pflash */
+	char *uefi_vars;	  /* NVRAM template, copied per job */
+	uint64_t uefi_mmio64_gib; /* 64-bit PCI window; 0: OVMF's own */
 
 	/* devices and placement */
 	char *sysfs_root;

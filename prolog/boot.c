@@ -141,6 +141,75 @@ static enum prolog_result boot_overlay(struct prolog *p, char **overlay)
 	return PROLOG_OK;
 }
 
+#define NVRAM_MAX (64u << 20)
+
+static bool wants_uefi(const struct prolog *p)
+{
+	return p->spec.firmware && strcmp(p->spec.firmware, "uefi") == 0;
+}
+
+/* Copies vm.conf's UefiVars (root's configuration: trusted) to a new file
+ * @dst that only the job user can read and write. */
+static int nvram_copy(const char *src, const char *dst, uid_t uid, gid_t gid)
+{
+	_cleanup_close_ int in = -1, out = -1;
+	char buf[65536];
+	struct stat st;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || fstat(in, &st) < 0)
+		return log_errno(errno, "cannot read UefiVars=%s", src);
+	if (!S_ISREG(st.st_mode) || st.st_size == 0 || st.st_size > NVRAM_MAX) {
+		log_error(
+			"UefiVars=%s is not an NVRAM template (a regular file "
+			"of at most 64 MiB); see vm.conf(5)",
+			src);
+		return -EINVAL;
+	}
+	/* A leftover of a killed prolog is ours to replace, never to open. */
+	if (unlink(dst) < 0 && errno != ENOENT)
+		return log_errno(errno, "cannot replace %s", dst);
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		   0600);
+	if (out < 0)
+		return log_errno(errno, "cannot create %s", dst);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return log_errno(errno ?: EIO, "cannot write %s", dst);
+	if (n < 0)
+		return log_errno(errno, "cannot read UefiVars=%s", src);
+	if (fchown(out, uid, gid) < 0)
+		return log_errno(errno, "cannot give %s to uid %u", dst,
+				 (unsigned)uid);
+	return 0;
+}
+
+/* UEFI guests keep their variables in a per-job NVRAM file beside the
+ * overlay: the user's, so qemu (running as the user) can write it. */
+static enum prolog_result boot_nvram(struct prolog *p, char **nvram)
+{
+	if (!wants_uefi(p))
+		return PROLOG_OK;
+	if (access(p->conf.uefi_code, R_OK) < 0) {
+		log_errno(
+			errno,
+			"job %u: image %s boots UEFI, but UefiCode=%s cannot be read (install ovmf or fix vm.conf)",
+			p->req.job_id, p->req.image, p->conf.uefi_code);
+		return PROLOG_NODE_FAULT;
+	}
+	if (asprintf(nvram, "%s/%s.nvram.fd", p->conf.overlay_dir,
+		     p->state_name) < 0) {
+		*nvram = NULL;
+		return PROLOG_NODE_FAULT;
+	}
+	if (journal_step(p, "NVRAM", *nvram) < 0)
+		return PROLOG_NODE_FAULT;
+	if (nvram_copy(p->conf.uefi_vars, *nvram, p->req.uid, p->req.gid) < 0)
+		return PROLOG_NODE_FAULT;
+	return PROLOG_OK;
+}
+
 /* The seed's documents in <state>/seed/, the ISO <state>/seed.iso, readable
  * by the job's group (qemu's) and root only. */
 static enum prolog_result boot_seed(struct prolog *p, char **iso)
@@ -215,7 +284,7 @@ fail:
 }
 
 static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
-				      const char *seed)
+				      const char *nvram, const char *seed)
 {
 	_cleanup_free_ char *console = state_file(p, "console.log");
 	_cleanup_free_ char *channel = state_file(p, "agent.sock");
@@ -237,6 +306,10 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	dp.kernel = p->spec.kernel;
 	dp.initrd = p->spec.initrd;
 	dp.cmdline = p->spec.cmdline;
+	if (nvram) {
+		dp.uefi_code = p->conf.uefi_code;
+		dp.nvram = nvram;
+	}
 	dp.seed = seed;
 	dp.console_log = console;
 	dp.channel_socket = channel;
@@ -357,12 +430,14 @@ enum prolog_result prolog_statedir(struct prolog *p)
 
 enum prolog_result prolog_boot(struct prolog *p)
 {
-	_cleanup_free_ char *overlay = NULL, *seed = NULL;
+	_cleanup_free_ char *overlay = NULL, *nvram = NULL, *seed = NULL;
 	enum prolog_result res;
 	double t0, t;
 
 	t = t0 = clock_now_s();
 	res = boot_overlay(p, &overlay);
+	if (res == PROLOG_OK)
+		res = boot_nvram(p, &nvram);
 	log_info("job %u: phase overlay %.3fs", p->req.job_id,
 		 clock_now_s() - t);
 	if (res == PROLOG_OK) {
@@ -379,7 +454,7 @@ enum prolog_result prolog_boot(struct prolog *p)
 	}
 	if (res == PROLOG_OK) {
 		t = clock_now_s();
-		res = boot_domain(p, overlay, seed);
+		res = boot_domain(p, overlay, nvram, seed);
 		log_info("job %u: phase define+start %.3fs", p->req.job_id,
 			 clock_now_s() - t);
 	}

@@ -34,7 +34,7 @@ BUILD="build-essential autoconf automake libtool pkg-config clang-14
 	libibverbs-dev libcmocka-dev libmpich-dev"
 TEST="slurmd slurmctld slurm-client libvirt-daemon libvirt-daemon-driver-qemu
 	libvirt-clients qemu-system-x86 qemu-utils hwloc libxml2-utils
-	genisoimage cloud-init attr
+	genisoimage cloud-init attr ovmf
 	e2fsprogs cpio xz-utils zstd kmod iproute2 tmux procps psmisc
 	util-linux python3 shellcheck"
 # apt-get source unpacks with dpkg-source.

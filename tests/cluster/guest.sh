@@ -78,11 +78,12 @@ guest_exec() {
 }
 
 # guest_leftovers JOB: what of the job's guest is still on the node, as
-# words (domain, overlay, state-dir, relay, qemu); empty when nothing is.
+# words (domain, overlay, nvram, state-dir, relay, qemu); empty when nothing is.
 guest_leftovers() {
 	local job=$1 dom="slurmvm-job-$1.0" left=""
 	virsh -q list --name 2>/dev/null | grep -qx "$dom" && left+=" domain"
 	[ -e "$HARNESS_DIR/vm/overlay/job-$job.0.qcow2" ] && left+=" overlay"
+	[ -e "$HARNESS_DIR/vm/overlay/job-$job.0.nvram.fd" ] && left+=" nvram"
 	[ -e "$(guest_state_dir "$job")" ] && left+=" state-dir"
 	pgrep -f "slurm-vm-relay.*job-$job\\.0/" >/dev/null && left+=" relay"
 	pgrep -f "guest=$dom," >/dev/null && left+=" qemu"

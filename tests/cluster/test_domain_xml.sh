@@ -84,6 +84,11 @@ plan hugepages-2node --topology "$topo/synthetic-2x4.xml" \
 	--cpus 0-1,4-5 --mem 8G --hugepages 1G
 plan opteron-4node --topology "$topo/96em64t-4n4d3ca2co-pci.xml" \
 	--cpus 0,4,24,28,1,5 --mem 6G
+plan uefi-mmio64 --topology "$topo/32em64t-2n8c2t-pci-normalio.xml" \
+	--cpus 0-3 --mem 4G --gpus 0000:41:00.0,0000:42:00.0 \
+	--uefi "$work/nvram.fd" --set UefiMmio64Window=256
+grep -q '<maxphysaddr mode="passthrough"/>' "$work/uefi-mmio64.xml" ||
+	fail "UEFI with host-passthrough: the host's address width is not given"
 
 # A refusal is an error with the reason, and no XML.
 if "$svm" plan --xml --sysfs "$sysfs" \
@@ -137,4 +142,20 @@ argv=$work/live-emulate.argv
 # the stand-ins sit on root ports behind the expander (bus pci.1)
 grep -q '"driver":"pcie-root-port"[^}]*"bus":"pci.1"' "$argv" ||
 	fail "root ports are not on the expander"
+
+# Firmware=uefi: OVMF's code read-only, the job's own NVRAM, the window
+if [ -f /usr/share/OVMF/OVMF_CODE_4M.fd ]; then
+	native live-uefi "${live[@]}" --uefi "$work/nvram.fd" \
+		--set UefiMmio64Window=128
+	argv=$work/live-uefi.argv
+	grep -q '"filename":"/usr/share/OVMF/OVMF_CODE_4M.fd"[^}]*"read-only":true' "$argv" ||
+		grep -q '"read-only":true[^}]*"filename":"/usr/share/OVMF/OVMF_CODE_4M.fd"' "$argv" ||
+		fail "OVMF code is not a read-only pflash: $(cat "$argv")"
+	grep -q "\"filename\":\"$work/nvram.fd\"" "$argv" ||
+		fail "the job's NVRAM is not the second pflash"
+	grep -q -- '-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string=131072' "$argv" ||
+		fail "no 64-bit MMIO window for OVMF"
+else
+	echo "note: no OVMF here (package ovmf): UEFI conversion not checked"
+fi
 echo "PASS"

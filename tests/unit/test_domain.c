@@ -35,14 +35,15 @@ struct ctx {
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	const char *addrs[] = {"0000:41:00.0", "0000:42:00.0", "0000:81:00.1"};
-	struct plan_request r = {.cpus = "8-11,24-27",
-				 .mem_mib = 16384,
-				 .mem_overhead_mib = 512,
-				 .housekeeping = "0,16",
-				 .require_locality = true,
-				 .devices = c->req,
-				 .n_devices = 3};
+	const char *addrs[] = { "0000:41:00.0", "0000:42:00.0",
+				"0000:81:00.1" };
+	struct plan_request r = { .cpus = "8-11,24-27",
+				  .mem_mib = 16384,
+				  .mem_overhead_mib = 512,
+				  .housekeeping = "0,16",
+				  .require_locality = true,
+				  .devices = c->req,
+				  .n_devices = 3 };
 
 	assert_int_equal(topology_load(SANDY, &c->topo), 0);
 	for (int i = 0; i < 3; i++) {
@@ -50,7 +51,8 @@ static int setup(void **state)
 		c->req[i] = (struct plan_device_request){
 			.dev = &c->dev[i],
 			.gres = i < 2 ? "gpu" : "ibvf",
-			.gres_index = i < 2 ? i : 0};
+			.gres_index = i < 2 ? i : 0
+		};
 	}
 	assert_int_equal(plan_compute(c->topo, &r, &c->plan), 0);
 	*state = c;
@@ -109,6 +111,9 @@ static void build(struct ctx *c, const struct domain_params *p)
 	assert_non_null(c->doc);
 	c->xp = xmlXPathNewContext(c->doc);
 	xmlXPathRegisterNs(c->xp, BAD_CAST "svm", BAD_CAST DOMAIN_XMLNS);
+	xmlXPathRegisterNs(c->xp, BAD_CAST "q",
+			   BAD_CAST
+			   "http://libvirt.org/schemas/domain/qemu/1.0");
 }
 
 static char *xstr(struct ctx *c, const char *expr)
@@ -282,11 +287,51 @@ static void test_disks_and_channel(void **state)
 	assert_xpath(c, "count(//disk[@device='disk']/readonly)", "1");
 }
 
+/* Firmware=uefi: OVMF's code read-only, the job's own NVRAM, no secure
+ * boot; the window size only when asked, maxphysaddr only where it exists. */
+static void test_uefi(void **state)
+{
+	struct ctx *c = *state;
+	struct domain_params p;
+	char *xml = NULL;
+
+	base_params(&p);
+	build(c, &p);
+	assert_xpath(c, "count(/domain/os/loader)", "0");
+	assert_xpath(c, "count(//q:commandline)", "0");
+
+	p.uefi_code = "/usr/share/OVMF/OVMF_CODE_4M.fd";
+	p.nvram = "/var/lib/slurm-vm/overlays/42.nvram.fd";
+	build(c, &p);
+	assert_xpath(c, "/domain/os/loader", "/usr/share/OVMF/OVMF_CODE_4M.fd");
+	assert_xpath(c, "/domain/os/loader/@readonly", "yes");
+	assert_xpath(c, "/domain/os/loader/@type", "pflash");
+	assert_xpath(c, "/domain/os/loader/@secure", "no");
+	assert_xpath(c, "/domain/os/nvram",
+		     "/var/lib/slurm-vm/overlays/42.nvram.fd");
+	assert_xpath(c, "/domain/cpu/maxphysaddr/@mode", "passthrough");
+	assert_xpath(c, "count(//q:commandline)", "0");
+
+	p.mmio64_gib = 256;
+	build(c, &p);
+	assert_xpath(c, "//q:commandline/q:arg[1]/@value", "-fw_cfg");
+	assert_xpath(c, "//q:commandline/q:arg[2]/@value",
+		     "name=opt/ovmf/X-PciMmio64Mb,string=262144");
+
+	p.cpu_mode = "maximum"; /* TCG: no host address width to pass */
+	build(c, &p);
+	assert_xpath(c, "count(/domain/cpu/maxphysaddr)", "0");
+
+	p.nvram = NULL;
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	assert_null(xml);
+}
+
 static void test_bad_params(void **state)
 {
 	struct ctx *c = *state;
 	struct domain_params p;
-	struct plan empty = {0};
+	struct plan empty = { 0 };
 	char *xml = NULL;
 
 	base_params(&p);
@@ -306,10 +351,11 @@ static void test_hugepages(void **state)
 {
 	struct topology *t = NULL;
 	struct plan plan;
-	struct plan_request r = {
-		.cpus = "0-1,4-5", .mem_mib = 8192, .hugepage_kib = 2048};
+	struct plan_request r = { .cpus = "0-1,4-5",
+				  .mem_mib = 8192,
+				  .hugepage_kib = 2048 };
 	struct domain_params p;
-	struct ctx c = {0};
+	struct ctx c = { 0 };
 
 	assert_int_equal(
 		topology_load(SRCDIR
@@ -341,6 +387,7 @@ int main(void)
 		cmocka_unit_test(test_emulate),
 		cmocka_unit_test(test_metadata),
 		cmocka_unit_test(test_disks_and_channel),
+		cmocka_unit_test(test_uefi),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_hugepages),
 	};
