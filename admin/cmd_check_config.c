@@ -363,6 +363,18 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 				names[i]);
 			continue;
 		}
+		if (image_kernel_check(&spec) < 0) {
+			snprintf(
+				fix, sizeof(fix),
+				"set Kernel= in %s/%s.image to a vmlinuz (bzImage), or Firmware=bios",
+				vc->image_catalog, names[i]);
+			check_problem(
+				c, fix,
+				"catalog image %s: OVMF cannot start its kernel",
+				names[i]);
+			image_spec_free(&spec);
+			continue;
+		}
 		ok = !spec.firmware || strcmp(spec.firmware, "uefi") != 0 ||
 		     (firmware_file_ok(c, "UefiCode", vc->uefi_code, names[i]) &
 		      firmware_file_ok(c, "UefiVars", vc->uefi_vars, names[i]));

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "image.h"
 #include "kvconf.h"
@@ -380,6 +381,34 @@ static int layer_check(const struct vmconf *conf, const char *path,
 	return 0;
 }
 
+/* OVMF starts a kernel through its EFI stub: a bzImage is a PE file ("MZ")
+ * with the x86 boot header ("HdrS" at 0x202); an ELF vmlinux drops OVMF to
+ * its shell and the guest never becomes ready. */
+int image_kernel_check(const struct image_spec *spec)
+{
+	_cleanup_close_ int fd = -1;
+	unsigned char hdr[0x206];
+
+	if (!spec->kernel || !spec->firmware ||
+	    strcmp(spec->firmware, "uefi") != 0)
+		return 0;
+	fd = open(spec->kernel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return log_errno(errno, "image %s: cannot read Kernel=%s",
+				 spec->name ? spec->name : spec->path,
+				 spec->kernel);
+	if (pread(fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr) ||
+	    memcmp(hdr, "MZ", 2) != 0 || memcmp(hdr + 0x202, "HdrS", 4) != 0) {
+		log_error(
+			"image %s: Firmware=uefi needs Kernel= to be a bzImage "
+			"with an EFI stub (a distribution's vmlinuz), not %s; "
+			"ask your administrator to fix the image catalog",
+			spec->name ? spec->name : spec->path, spec->kernel);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 int image_check(const struct vmconf *conf, const struct image_spec *spec,
 		struct image_chain *chain)
 {
@@ -409,6 +438,8 @@ int image_check(const struct vmconf *conf, const struct image_spec *spec,
 		free(path);
 		path = next;
 	}
+	if (r == 0)
+		r = image_kernel_check(spec);
 	if (r < 0)
 		image_chain_free(chain);
 	return r;

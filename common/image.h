@@ -62,6 +62,9 @@ int image_check_as_user(const struct vmconf *conf,
 			const struct image_spec *spec, uid_t uid, gid_t gid,
 			struct image_chain *chain);
 void image_chain_free(struct image_chain *chain);
+/* A Firmware=uefi image's Kernel= must boot through OVMF (EFI stub);
+ * part of image_check. */
+int image_kernel_check(const struct image_spec *spec);
 
 /* Is canonical @path inside one of @dirs (on a component boundary)? */
 bool path_is_inside(const char *path, char *const *dirs);

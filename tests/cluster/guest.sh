@@ -5,6 +5,8 @@
 #
 #   guest_add_to_catalog NAME [Key=Value...]   extra catalog keys, e.g. a
 #                                              broken Cmdline= for fault tests
+#                                              (Kernel=vmlinuz: the bzImage,
+#                                              which UEFI needs)
 #   guest_exec USER JOBID -- CMD...            runs CMD in the job's guest
 #   guest_cluster_start BOOT-TIMEOUT [Key=Value...]
 #                       the test users, a cluster with libvirtd, the vm.conf
@@ -45,7 +47,7 @@ guest_node_up() {
 # uncompressed vmlinux: under TCG that halves the boot), copies its disk into
 # the allowed image directory and writes the catalog entry.
 guest_add_to_catalog() {
-	local name=$1 cache=$HARNESS_REPO/tests/guest/cache image cmdline=
+	local name=$1 cache=$HARNESS_REPO/tests/guest/cache image cmdline= kernel=
 	shift
 	"$HARNESS_REPO/tests/guest/build.sh" --agent "$BUILD_DIR/agent/slurm-vm-agent" \
 		>"$HARNESS_DIR/log/guest-build.log" 2>&1 || {
@@ -57,11 +59,15 @@ guest_add_to_catalog() {
 	chmod 0644 "$image"
 	local kv extra=()
 	for kv in "$@"; do
-		case "$kv" in Cmdline=*) cmdline=${kv#Cmdline=} ;; *) extra+=("$kv") ;; esac
+		case "$kv" in
+		Cmdline=*) cmdline=${kv#Cmdline=} ;;
+		Kernel=*) kernel=${kv#Kernel=} ;;
+		*) extra+=("$kv") ;;
+		esac
 	done
 	[ -n "$cmdline" ] || cmdline=$(cat "$cache/cmdline")
 	harness_add_catalog_image "$name" "$image" qcow2 \
-		"Kernel=$cache/vmlinux" "Initrd=$cache/initrd.img" \
+		"Kernel=${kernel:-$cache/vmlinux}" "Initrd=$cache/initrd.img" \
 		"Cmdline=$cmdline" "${extra[@]+"${extra[@]}"}"
 }
 

@@ -5,6 +5,7 @@ set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 
 tool=$BUILD_DIR/admin/slurm-vm
+harness_add_catalog_image plain
 harness_start
 
 rc=0
@@ -46,11 +47,12 @@ grep -q '^         fix: ' <<<"$out" && ok "each problem comes with a fix" || fai
 grep -q '^[0-9]* problems to fix' <<<"$out" || fail "no problem count"
 echo "$out" | sed 's/^/    /'
 
-# The image catalog: a descriptor with a typo, a UEFI image without OVMF
+# The image catalog: a descriptor with a typo, a UEFI image without OVMF,
+# one whose kernel OVMF cannot start
 cat=$HARNESS_DIR/badcatalog
 bad2=$HARNESS_DIR/badconf2
 mkdir -p "$cat" "$bad2"
-cp "$HARNESS_ETC"/*.conf "$bad2/"
+cp "$HARNESS_ETC"/* "$bad2/"
 cp "$HARNESS_CATALOG"/*.image "$cat/"
 sed -i "s|^PlugStackConfig=.*|PlugStackConfig=$bad2/plugstack.conf|" "$bad2/slurm.conf"
 sed -i "s|$HARNESS_ETC/|$bad2/|g" "$bad2/plugstack.conf"
@@ -59,22 +61,24 @@ sed -i '/^ImageCatalog=/d;/^UefiVars=/d' "$bad2/vm.conf"
 	echo "ImageCatalog=$cat"
 	echo "UefiVars=/nonexistent/OVMF_VARS.fd"
 } >>"$bad2/vm.conf"
-src=$(ls "$cat"/*.image | head -1)
+src=$cat/plain.image
 sed 's/^Format=/Fromat=/' "$src" >"$cat/typo.image"
 { cat "$src"; echo "Firmware=uefi"; } >"$cat/efi.image"
+{ cat "$src"; echo "Firmware=uefi"; echo "Kernel=/bin/true"; echo "Initrd=/bin/true"; } >"$cat/efielf.image"
 rc=0
 out=$("$tool" check-config --slurm-conf "$bad2/slurm.conf" 2>&1) || rc=$?
 [ "$rc" = 1 ] || fail "check-config with a broken catalog exited $rc"
 for want in "catalog image typo cannot be used" "Fromat" \
-	"image efi boots UEFI but UefiVars=/nonexistent/OVMF_VARS.fd is not a file"; do
+	"image efi boots UEFI but UefiVars=/nonexistent/OVMF_VARS.fd is not a file" \
+	"catalog image efielf: OVMF cannot start its kernel"; do
 	if grep -qF -- "$want" <<<"$out"; then
 		ok "reported: $want"
 	else
 		fail "not reported: $want"
 	fi
 done
-grep -q '^2 problems to fix' <<<"$out" ||
-	fail "not exactly the catalog's 2 problems: $(grep 'problem' <<<"$out")"
+grep -q '^3 problems to fix' <<<"$out" ||
+	fail "not exactly the catalog's 3 problems: $(grep 'problem' <<<"$out")"
 echo "$out" | sed 's/^/    /'
 
 [ "$failures" = 0 ]

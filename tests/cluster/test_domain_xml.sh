@@ -85,7 +85,7 @@ plan hugepages-2node --topology "$topo/synthetic-2x4.xml" \
 plan opteron-4node --topology "$topo/96em64t-4n4d3ca2co-pci.xml" \
 	--cpus 0,4,24,28,1,5 --mem 6G
 plan uefi-mmio64 --topology "$topo/32em64t-2n8c2t-pci-normalio.xml" \
-	--cpus 0-3 --mem 4G --gpus 0000:41:00.0,0000:42:00.0 \
+	--cpus 8-11 --mem 4G --gpus 0000:41:00.0,0000:42:00.0 \
 	--uefi "$work/nvram.fd" --set UefiMmio64Window=256
 grep -q '<maxphysaddr mode="passthrough"/>' "$work/uefi-mmio64.xml" ||
 	fail "UEFI with host-passthrough: the host's address width is not given"
@@ -148,11 +148,12 @@ if [ -f /usr/share/OVMF/OVMF_CODE_4M.fd ]; then
 	native live-uefi "${live[@]}" --uefi "$work/nvram.fd" \
 		--set UefiMmio64Window=128
 	argv=$work/live-uefi.argv
-	grep -q '"filename":"/usr/share/OVMF/OVMF_CODE_4M.fd"[^}]*"read-only":true' "$argv" ||
-		grep -q '"read-only":true[^}]*"filename":"/usr/share/OVMF/OVMF_CODE_4M.fd"' "$argv" ||
-		fail "OVMF code is not a read-only pflash: $(cat "$argv")"
-	grep -q "\"filename\":\"$work/nvram.fd\"" "$argv" ||
-		fail "the job's NVRAM is not the second pflash"
+	grep -q '"filename":"/usr/share/OVMF/OVMF_CODE_4M.fd","node-name":"libvirt-pflash0-storage"' "$argv" &&
+		grep -q '"node-name":"libvirt-pflash0-format","read-only":true' "$argv" ||
+		fail "OVMF code is not a read-only pflash0: $(cat "$argv")"
+	grep -q "\"filename\":\"$work/nvram.fd\",\"node-name\":\"libvirt-pflash1-storage\"" "$argv" &&
+		grep -q '"node-name":"libvirt-pflash1-format","read-only":false' "$argv" ||
+		fail "the job's NVRAM is not a writable pflash1"
 	grep -q -- '-fw_cfg name=opt/ovmf/X-PciMmio64Mb,string=131072' "$argv" ||
 		fail "no 64-bit MMIO window for OVMF"
 else

@@ -22,11 +22,22 @@ uid=$(id -u "$user")
 gid=$(id -g "$user")
 
 guest_cluster_start 180 ShutdownTimeout=5 UefiMmio64Window=64
-guest_add_to_catalog efiguest Firmware=uefi
+# OVMF starts the bzImage (EFI stub), not the ELF vmlinux the others boot
+guest_add_to_catalog efiguest Firmware=uefi \
+	"Kernel=$HARNESS_REPO/tests/guest/cache/vmlinuz"
+guest_add_to_catalog efielf Firmware=uefi
 node=${HARNESS_NODES[0]}
 
 ready() { grep -q "job $1: guest ready" "$HARNESS_VM_LOG"; }
 ended() { ! squeue -h -j "$1" | grep -q .; }
+
+# --- a UEFI image whose kernel OVMF cannot start: refused at submission
+rc=0
+out=$(harness_as_user "$user" sbatch --parsable -c1 --mem=1G \
+	--vm-image=efielf --wrap true 2>&1) || rc=$?
+[ "$rc" != 0 ] && grep -q "bzImage with an EFI stub" <<<"$out" &&
+	ok "an ELF kernel with Firmware=uefi is refused at submission: $(grep -o 'Firmware=uefi needs.*' <<<"$out" | head -1)" ||
+	fail "efielf: rc=$rc: $out"
 
 # --- a UEFI guest
 job=$(harness_as_user "$user" sbatch --parsable -c1 --mem=1G \

@@ -138,7 +138,7 @@ static void test_raw_with_partition_table(void **state)
 {
 	char path[512];
 	struct image_chain chain;
-	uint8_t mbr[4096] = {0};
+	uint8_t mbr[4096] = { 0 };
 
 	snprintf(path, sizeof(path), "%s/disk.raw", images);
 	mbr[510] = 0x55;
@@ -360,6 +360,35 @@ static void test_catalog(void **state)
 	vmconf_free(&conf);
 }
 
+/* Firmware=uefi with direct kernel boot: OVMF needs the EFI stub of a
+ * bzImage; an ELF vmlinux is refused with what to do. */
+static void test_uefi_kernel(void **state)
+{
+	struct image_spec spec = { 0 };
+	char kernel[512];
+	unsigned char bz[0x400] = { 'M', 'Z' };
+
+	memcpy(bz + 0x202, "HdrS", 4);
+	snprintf(kernel, sizeof(kernel), "%s/vmlinuz", images);
+	write_bytes(kernel, bz, sizeof(bz));
+	spec.name = "efi";
+	spec.kernel = kernel;
+	spec.firmware = "uefi";
+	assert_int_equal(image_kernel_check(&spec), 0);
+
+	write_bytes(kernel, "\177ELF\2\1\1", 7);
+	errors[0] = '\0';
+	assert_int_equal(image_kernel_check(&spec), -ENOEXEC);
+	assert_non_null(strstr(errors, "bzImage with an EFI stub"));
+
+	spec.firmware = "bios"; /* SeaBIOS: qemu loads either */
+	assert_int_equal(image_kernel_check(&spec), 0);
+	spec.firmware = "uefi";
+	spec.kernel = NULL; /* boots from the disk's own ESP */
+	assert_int_equal(image_kernel_check(&spec), 0);
+	unlink(kernel);
+}
+
 static void test_check_as_user(void **state)
 {
 	char path[512];
@@ -450,7 +479,7 @@ static void test_protocol_names(void **state)
 
 static void test_path_is_inside(void **state)
 {
-	char *dirs[] = {"/srv/images", "/scratch/", NULL};
+	char *dirs[] = { "/srv/images", "/scratch/", NULL };
 
 	assert_true(path_is_inside("/srv/images/a.qcow2", dirs));
 	assert_true(path_is_inside("/scratch/u/a.qcow2", dirs));
@@ -474,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_deep_chain_refused),
 		cmocka_unit_test(test_user_images_not_allowed),
 		cmocka_unit_test(test_catalog),
+		cmocka_unit_test(test_uefi_kernel),
 		cmocka_unit_test(test_check_as_user),
 		cmocka_unit_test(test_qcow2_parse_malformed),
 		cmocka_unit_test(test_protocol_names),
