@@ -39,15 +39,25 @@ work=$HARNESS_DIR/bench
 mkdir -p "$work"
 
 # ---- N VM jobs, one after the other
-jobs=()
-for ((i = 0; i < n; i++)); do
+vm_job() { # IMAGE: VM_JOB, once its prolog is done
+	local j
 	j=$(harness_as_user "$user" sbatch --parsable -c2 --mem=1G \
-		--vm-image=testguest --gres=gpu:1,ibvf:1 --wrap 'sleep 3')
-	jobs+=("$j")
+		--vm-image="$1" --gres=gpu:1,ibvf:1 --wrap 'sleep 3')
 	harness_wait 240 "job $j's guest" grep -q "job $j: prolog done" "$HARNESS_VM_LOG" ||
 		harness_die "job $j: no prolog end in the log"
 	grep -q "job $j: prolog done in [0-9.]*s: ok" "$HARNESS_VM_LOG" ||
 		harness_die "job $j: $(grep "job $j: prolog done" "$HARNESS_VM_LOG")"
+	VM_JOB=$j
+}
+vm_job_end() {
+	harness_wait 120 "job $1's epilog" grep -q "job $1: VM job ended" "$HARNESS_VM_LOG" ||
+		harness_die "job $1: no epilog end in the log"
+}
+jobs=()
+for ((i = 0; i < n; i++)); do
+	vm_job testguest
+	j=$VM_JOB
+	jobs+=("$j")
 	# The domain XML for the libvirt peer, once.
 	if [ ! -s "$work/domain.xml" ]; then
 		virsh dumpxml --inactive "slurmvm-job-$j.0" >"$work/domain.xml"
@@ -55,9 +65,19 @@ for ((i = 0; i < n; i++)); do
 		# the same disks.
 		cp "$(guest_state_dir "$j")/seed.iso" "$work/" 2>/dev/null || true
 	fi
-	harness_wait 120 "job $j's epilog" grep -q "job $j: VM job ended" "$HARNESS_VM_LOG" ||
-		harness_die "job $j: no epilog end in the log"
+	vm_job_end "$j"
 done
+
+# ---- one UEFI guest (OVMF boots the bzImage; the others boot the ELF
+# vmlinux through qemu's loader)
+efi_job=
+if [ -f /usr/share/OVMF/OVMF_CODE_4M.fd ]; then
+	guest_add_to_catalog efiguest Firmware=uefi \
+		"Kernel=$HARNESS_REPO/tests/guest/cache/vmlinuz"
+	vm_job efiguest
+	efi_job=$VM_JOB
+	vm_job_end "$efi_job"
+fi
 
 # ---- the peer: `virsh create` of the same XML, another name, own files
 # (svmtest-*: libvirt.sh removes such domains should this script die)
@@ -105,7 +125,9 @@ ms() { [ -n "$1" ] && awk -v s="$1" 'BEGIN { printf "%.1f", s * 1000 }' || echo 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 bench() { printf 'BENCH|%s|%s|%s|%s|%s|%s\n' "$@"; }
 
-for j in "${jobs[@]}"; do
+# job_split JOB -> "boot-to-ready own-overhead" in seconds
+job_split() {
+	local j=$1 total boot ov seed dev def
 	total=$(phase "$j" "prolog done in")
 	boot=$(phase "$j" "phase boot")
 	ov=$(phase "$j" "phase overlay")
@@ -114,7 +136,8 @@ for j in "${jobs[@]}"; do
 	def=$(phase "$j" "phase define+start")
 	awk -v t="$total" -v b="$boot" -v o="$ov" -v s="${seed:-0}" -v v="${dev:-0}" -v d="$def" \
 		'BEGIN { r = b - o - s - v - d; printf "%.3f %.3f\n", r, t - r }'
-done >"$work/split"
+}
+for j in "${jobs[@]}"; do job_split "$j"; done >"$work/split"
 ready=$(cut -d' ' -f1 "$work/split" | median)
 overhead=$(cut -d' ' -f2 "$work/split" | median)
 total=$(fig total "prolog done in")
@@ -136,6 +159,12 @@ echo "# TCG (no KVM): boot and shutdown are REGRESSION figures for this machine;
 	bench "prolog: own overhead (whole minus guest boot-to-ready)" "$(ms "$overhead")" ms \
 		"guest boot-to-ready: $(ms "$ready") ms" "$(ratio "$overhead" "$ready")" "median of $n jobs; the boot is TCG"
 	bench "prolog: guest boot-to-ready" "$(ms "$ready")" ms - - "$tcg; define+start done to the agent's ready, relay start included"
+	if [ -n "$efi_job" ]; then
+		efi=$(job_split "$efi_job" | cut -d' ' -f1)
+		bench "prolog: UEFI guest boot-to-ready (OVMF)" "$(ms "$efi")" ms \
+			"SeaBIOS guest: $(ms "$ready") ms" "$(ratio "$efi" "$ready")" \
+			"$tcg; one job; OVMF starts the bzImage, SeaBIOS guests the ELF vmlinux"
+	fi
 	for p in check alloc plan reclaim overlay seed devices define+start; do
 		v=$(fig "$p" "phase $p")
 		[ -n "$v" ] || continue
