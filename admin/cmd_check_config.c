@@ -375,9 +375,15 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 			image_spec_free(&spec);
 			continue;
 		}
-		ok = !spec.firmware || strcmp(spec.firmware, "uefi") != 0 ||
-		     (firmware_file_ok(c, "UefiCode", vc->uefi_code, names[i]) &
-		      firmware_file_ok(c, "UefiVars", vc->uefi_vars, names[i]));
+		ok = true;
+		if (spec.firmware && strcmp(spec.firmware, "uefi") == 0) {
+			/* both are reported, not just the first */
+			ok = firmware_file_ok(c, "UefiCode", vc->uefi_code,
+					      names[i]);
+			ok = firmware_file_ok(c, "UefiVars", vc->uefi_vars,
+					      names[i]) &&
+			     ok;
+		}
 		good += ok;
 		image_spec_free(&spec);
 	}
