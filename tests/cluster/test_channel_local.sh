@@ -40,8 +40,10 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3)
 
 for u in svmtest svmtest2; do
-	id "$u" >/dev/null 2>&1 || useradd -M -N -s /bin/sh "$u" ||
-		skip "cannot create user $u"
+	# As the cluster harness makes them: setpriv --regid names the
+	# user's own group, which `useradd -N` would not create.
+	id "$u" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash \
+		--comment "slurm-vm test user" "$u" || skip "cannot create user $u"
 done
 uid=$(id -u svmtest)
 gid=$(id -g svmtest)
