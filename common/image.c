@@ -213,14 +213,6 @@ bool path_is_inside(const char *path, char *const *dirs)
 	return false;
 }
 
-static bool path_is_printable(const char *p)
-{
-	for (; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return false;
-	return true;
-}
-
 /* Reads the first bytes of an image file opened without following a
  * final symlink, after checking it is a regular file. */
 static int layer_read_header(const char *path, uint8_t **buf, size_t *len,
@@ -316,8 +308,12 @@ static int layer_check(const struct vmconf *conf, const char *path,
 	canon = realpath(path, NULL);
 	if (!canon)
 		return layer_open_error(-errno, path, depth);
-	if (!path_is_printable(canon)) {
-		log_error("image path %s contains control characters", path);
+	/* The path goes into the domain XML: libxml2 rewrites invalid
+	 * UTF-8, and qemu would open a file we never checked. */
+	if (!str_is_utf8_text(canon)) {
+		log_error("%s path %s is not valid UTF-8 text (or contains "
+			  "control characters): rename it",
+			  depth ? "backing file" : "image", path);
 		return -EINVAL;
 	}
 	if (!path_is_inside(canon, conf->image_dirs)) {

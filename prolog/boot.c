@@ -290,6 +290,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	_cleanup_free_ char *channel = state_file(p, "agent.sock");
 	_cleanup_free_ char *xml = NULL;
 	char name[96];
+	struct domain_layer backing[IMAGE_CHAIN_MAX];
 	struct domain_params dp = { 0 };
 	struct hypervisor *hv = NULL;
 	enum prolog_result res = PROLOG_JOB_FAULT;
@@ -302,6 +303,13 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	dp.run_as_user = true;
 	dp.image = p->chain.layers[0].path;
 	dp.image_format = image_format_name(p->chain.layers[0].format);
+	for (unsigned i = 1; i < p->chain.depth; i++) {
+		backing[i - 1].path = p->chain.layers[i].path;
+		backing[i - 1].format =
+			image_format_name(p->chain.layers[i].format);
+	}
+	dp.backing = backing;
+	dp.n_backing = p->chain.depth - 1;
 	dp.overlay = overlay;
 	dp.kernel = p->spec.kernel;
 	dp.initrd = p->spec.initrd;

@@ -417,6 +417,42 @@ static void test_check_as_user(void **state)
 	vmconf_free(&conf);
 }
 
+/* A path in the domain XML that is not UTF-8 is rewritten by libxml2 and
+ * qemu opens another file: refused, for the image and for a backing file
+ * reached through a directory link; UTF-8 names work. */
+static void test_path_encoding(void **state)
+{
+	char path[512], top[512];
+	struct image_chain chain;
+
+	snprintf(path, sizeof(path), "%s/caf\xe9.qcow2", images);
+	sh("qemu-img create -q -f qcow2 '%s' 1M", path);
+	expect_refused(path, "is not valid UTF-8 text");
+
+	snprintf(path, sizeof(path), "%s/lat\xedn", images);
+	sh("mkdir -p '%s' && qemu-img create -q -f qcow2 '%s/b.qcow2' 1M "
+	   "&& ln -sfn 'lat\xedn' %s/ascii",
+	   path, path, images);
+	snprintf(top, sizeof(top), "%s/via-latin1.qcow2", images);
+	sh("qemu-img create -q -f qcow2 -u -b ascii/b.qcow2 -F qcow2 %s 1M",
+	   top);
+	expect_refused(top, "backing file path");
+	expect_refused(top, "is not valid UTF-8 text");
+
+	snprintf(path, sizeof(path), "%s/caf\xc3\xa9.qcow2", images);
+	sh("qemu-img create -q -f qcow2 '%s' 1M", path);
+	assert_int_equal(check_path(path, &chain), 0);
+	image_chain_free(&chain);
+
+	assert_true(str_is_utf8_text("/srv/\xe6\x97\xa5/\xf0\x9f\x90\xa7"));
+	assert_false(str_is_utf8_text("/srv/\xc0\xaf"));	 /* overlong */
+	assert_false(str_is_utf8_text("/srv/\xed\xa0\x80"));	 /* surrogate */
+	assert_false(str_is_utf8_text("/srv/\xf4\x90\x80\x80")); /* >10FFFF */
+	assert_false(str_is_utf8_text("/srv/\xc2\x85"));	 /* C1 NEL */
+	assert_false(str_is_utf8_text("/srv/\xe6\x97"));	 /* truncated */
+	assert_false(str_is_utf8_text("/srv/a\tb"));
+}
+
 /* Hostile header bytes that qemu-img would never write. */
 static void test_qcow2_parse_malformed(void **state)
 {
@@ -505,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_catalog),
 		cmocka_unit_test(test_uefi_kernel),
 		cmocka_unit_test(test_check_as_user),
+		cmocka_unit_test(test_path_encoding),
 		cmocka_unit_test(test_qcow2_parse_malformed),
 		cmocka_unit_test(test_protocol_names),
 		cmocka_unit_test(test_path_is_inside),
