@@ -405,6 +405,29 @@ int image_kernel_check(const struct image_spec *spec)
 	return 0;
 }
 
+/* The job's overlay names the top file as its backing file and has its
+ * virtual size: what qemu-img cannot write there is the image's fault. */
+static int image_overlay_check(const struct image_chain *chain)
+{
+	const struct image_layer *top = &chain->layers[0];
+
+	if (strlen(top->path) > QCOW2_BACKING_NAME_MAX) {
+		log_error("image %s: its path is %zu bytes long, a qcow2 "
+			  "overlay can name at most %d: move it to a shorter "
+			  "path",
+			  top->path, strlen(top->path), QCOW2_BACKING_NAME_MAX);
+		return -ENAMETOOLONG;
+	}
+	if (top->virtual_size > IMAGE_VIRTUAL_SIZE_MAX) {
+		log_error("image %s: its virtual size (%" PRIu64 " bytes) is "
+			  "larger than a job's overlay can hold (2 PiB): "
+			  "shrink it with qemu-img resize --shrink",
+			  top->path, top->virtual_size);
+		return -EFBIG;
+	}
+	return 0;
+}
+
 int image_check(const struct vmconf *conf, const struct image_spec *spec,
 		struct image_chain *chain)
 {
@@ -434,6 +457,8 @@ int image_check(const struct vmconf *conf, const struct image_spec *spec,
 		free(path);
 		path = next;
 	}
+	if (r == 0)
+		r = image_overlay_check(chain);
 	if (r == 0)
 		r = image_kernel_check(spec);
 	if (r < 0)

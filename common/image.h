@@ -19,6 +19,9 @@
 
 #define IMAGE_NAME_MAX	64
 #define IMAGE_CHAIN_MAX 8
+/* The largest virtual size a qcow2 overlay with 64 KiB clusters holds
+ * (qemu's L1 table is at most 32 MiB): 2 PiB. */
+#define IMAGE_VIRTUAL_SIZE_MAX (1ull << 51)
 
 /* A catalog descriptor, <ImageCatalog>/<name>.image. */
 struct image_spec {

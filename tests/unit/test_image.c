@@ -417,6 +417,50 @@ static void test_check_as_user(void **state)
 	vmconf_free(&conf);
 }
 
+/* What qemu-img cannot write into the job's overlay is refused by the
+ * check, so it never fails in the prolog (where it drained the node): a
+ * top path over 1023 bytes, a virtual size a 64 KiB-cluster overlay cannot
+ * hold (qemu-img's limit is 2 PiB). */
+static void test_overlay_limits(void **state)
+{
+	char path[2048], top[2100];
+	struct image_chain chain;
+	uint8_t size[8];
+	uint64_t v;
+	size_t n;
+	FILE *f;
+
+	n = (size_t)snprintf(path, sizeof(path), "%s", images);
+	while (n < 1100)
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "/%0100d", 0);
+	sh("mkdir -p %s", path);
+	snprintf(top, sizeof(top), "%s/long.qcow2", path);
+	sh("qemu-img create -q -f qcow2 %s 1M", top);
+	expect_refused(top, "a qcow2 overlay can name at most 1023");
+
+	snprintf(top, sizeof(top), "%s/huge.qcow2", images);
+	sh("qemu-img create -q -f qcow2 %s 1M", top);
+	for (int i = 0; i < 2; i++) {
+		v = i ? IMAGE_VIRTUAL_SIZE_MAX + 512 : IMAGE_VIRTUAL_SIZE_MAX;
+		for (int b = 0; b < 8; b++)
+			size[b] = (uint8_t)(v >> (56 - 8 * b));
+		f = fopen(top, "r+");
+		assert_non_null(f);
+		assert_int_equal(fseek(f, 24, SEEK_SET), 0); /* size */
+		assert_int_equal(fwrite(size, 1, 8, f), 8);
+		fclose(f);
+		if (i == 0) {
+			/* the largest qemu-img makes an overlay for */
+			assert_int_equal(check_path(top, &chain), 0);
+			image_chain_free(&chain);
+			sh("qemu-img create -q -f qcow2 -u -F qcow2 -b %s "
+			   "%s/ov.qcow2 %llu && rm %s/ov.qcow2",
+			   top, dir, (unsigned long long)v, dir);
+		}
+	}
+	expect_refused(top, "larger than a job's overlay can hold");
+}
+
 /* A path in the domain XML that is not UTF-8 is rewritten by libxml2 and
  * qemu opens another file: refused, for the image and for a backing file
  * reached through a directory link; UTF-8 names work. */
@@ -541,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_catalog),
 		cmocka_unit_test(test_uefi_kernel),
 		cmocka_unit_test(test_check_as_user),
+		cmocka_unit_test(test_overlay_limits),
 		cmocka_unit_test(test_path_encoding),
 		cmocka_unit_test(test_qcow2_parse_malformed),
 		cmocka_unit_test(test_protocol_names),
