@@ -49,6 +49,12 @@ struct image_chain {
 	struct image_layer layers[IMAGE_CHAIN_MAX];
 };
 
+/* At submission: @request as the prolog must get it. Where user images
+ * are allowed, a relative path ("./a.qcow2", or "a.qcow2" that is no catalog
+ * name but a file in @cwd) becomes @cwd/@request; anything else is copied
+ * unchanged (image_resolve then says what is wrong with it). */
+int image_request_at(const struct vmconf *conf, const char *request,
+		     const char *cwd, char **out);
 /* @request: a catalog name or, where allowed, an absolute path. */
 int image_resolve(const struct vmconf *conf, const char *request,
 		  struct image_spec *spec);

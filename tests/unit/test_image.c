@@ -497,6 +497,60 @@ static void test_path_encoding(void **state)
 	assert_false(str_is_utf8_text("/srv/a\tb"));
 }
 
+/* At submission a relative path is the user's file in the directory they
+ * submit from; a catalog name stays a name; an unknown name that is a
+ * catalog image's file name says which name to use. */
+static void test_request_at(void **state)
+{
+	struct vmconf conf;
+	struct image_spec spec;
+	char entry[640], here[400], *out = NULL;
+
+	snprintf(entry, sizeof(entry), "%s/centos.image", catalog);
+	write_text(entry, "# a comment\n path = /srv/x/CentOS-7.qcow2 \n"
+			  "Format=qcow2\n");
+	snprintf(here, sizeof(here), "%s/home", images);
+	sh("mkdir -p %s && truncate -s 1M %s/mine.qcow2", here, here);
+	conf_init(&conf, true);
+
+	assert_int_equal(image_request_at(&conf, "mine.qcow2", here, &out), 0);
+	snprintf(entry, sizeof(entry), "%s/mine.qcow2", here);
+	assert_string_equal(out, entry);
+	free(out);
+	assert_int_equal(
+		image_request_at(&conf, "./x/../mine.qcow2", here, &out), 0);
+	snprintf(entry, sizeof(entry), "%s/./x/../mine.qcow2", here);
+	assert_string_equal(out, entry);
+	free(out);
+	/* a catalog name, an absolute path, an unknown name: unchanged */
+	assert_int_equal(image_request_at(&conf, "centos", here, &out), 0);
+	assert_string_equal(out, "centos");
+	free(out);
+	assert_int_equal(image_request_at(&conf, "/a/b.qcow2", here, &out), 0);
+	assert_string_equal(out, "/a/b.qcow2");
+	free(out);
+	assert_int_equal(image_request_at(&conf, "CentOS-7.qcow2", here, &out),
+			 0);
+	assert_string_equal(out, "CentOS-7.qcow2");
+
+	errors[0] = '\0';
+	assert_int_equal(image_resolve(&conf, out, &spec), -ENOENT);
+	assert_non_null(strstr(errors, "the catalog image 'centos' is that "
+				       "file: use --vm-image=centos"));
+	image_spec_free(&spec);
+	free(out);
+
+	/* without user images nothing is made absolute */
+	conf.allow_user_images = false;
+	assert_int_equal(image_request_at(&conf, "./mine.qcow2", here, &out),
+			 0);
+	assert_string_equal(out, "./mine.qcow2");
+	free(out);
+	vmconf_free(&conf);
+	snprintf(entry, sizeof(entry), "%s/centos.image", catalog);
+	unlink(entry);
+}
+
 /* Hostile header bytes that qemu-img would never write. */
 static void test_qcow2_parse_malformed(void **state)
 {
@@ -587,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_check_as_user),
 		cmocka_unit_test(test_overlay_limits),
 		cmocka_unit_test(test_path_encoding),
+		cmocka_unit_test(test_request_at),
 		cmocka_unit_test(test_qcow2_parse_malformed),
 		cmocka_unit_test(test_protocol_names),
 		cmocka_unit_test(test_path_is_inside),
