@@ -498,10 +498,10 @@ static int image_overlay_check(const struct image_chain *chain)
 	const struct image_layer *top = &chain->layers[0];
 
 	if (strlen(top->path) > QCOW2_BACKING_NAME_MAX) {
-		log_error("image %s: its path is %zu bytes long, a qcow2 "
-			  "overlay can name at most %d: move it to a shorter "
-			  "path",
-			  top->path, strlen(top->path), QCOW2_BACKING_NAME_MAX);
+		/* the reason first: the path is long and may be cut */
+		log_error("the image's path is %zu bytes long, a qcow2 overlay "
+			  "can name at most %d: move it to a shorter path (%s)",
+			  strlen(top->path), QCOW2_BACKING_NAME_MAX, top->path);
 		return -ENAMETOOLONG;
 	}
 	if (top->virtual_size > IMAGE_VIRTUAL_SIZE_MAX) {

@@ -143,8 +143,9 @@ static enum prolog_result overlay_failure(struct prolog *p, const char *overlay,
 		return PROLOG_NODE_FAULT;
 	}
 	/* The reason the job's steps print. */
-	log_error("job %u: refused: no overlay can be made on image %s: %s",
-		  p->req.job_id, base->path, out);
+	log_error("job %u: refused: no overlay can be made on the image: %s "
+		  "(image %s)",
+		  p->req.job_id, out, base->path);
 	return PROLOG_JOB_FAULT;
 }
 
