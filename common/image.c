@@ -231,6 +231,7 @@ int image_request_at(const struct vmconf *conf, const char *request,
 		     const char *cwd, char **out)
 {
 	_cleanup_free_ char *joined = NULL;
+	struct stat st;
 
 	*out = NULL;
 	if (request[0] != '/' && cwd && *cwd && conf->allow_user_images &&
@@ -241,7 +242,8 @@ int image_request_at(const struct vmconf *conf, const char *request,
 			return -ENOMEM;
 		/* "centos.qcow2": a file here, else a (mistyped) catalog
 		 * name */
-		if (strchr(request, '/') || access(joined, F_OK) == 0) {
+		if (strchr(request, '/') ||
+		    (stat(joined, &st) == 0 && S_ISREG(st.st_mode))) {
 			*out = TAKE_PTR(joined);
 			return 0;
 		}

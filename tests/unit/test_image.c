@@ -540,6 +540,11 @@ static void test_request_at(void **state)
 	image_spec_free(&spec);
 	free(out);
 
+	/* a directory here is no image file: ".." stays a (bad) name */
+	assert_int_equal(image_request_at(&conf, "..", here, &out), 0);
+	assert_string_equal(out, "..");
+	free(out);
+
 	/* without user images nothing is made absolute */
 	conf.allow_user_images = false;
 	assert_int_equal(image_request_at(&conf, "./mine.qcow2", here, &out),
