@@ -100,7 +100,7 @@ static int overlay_dir_prepare(const char *path)
 	return 0;
 }
 
-/* Runs qemu-img create for the job's overlay; @backing NULL: a plain
+/* Runs qemu-img create for the job's overlay; !@backing: a plain
  * image of the same size. */
 static int overlay_create(const char *overlay, const struct image_layer *base,
 			  bool backing, char *out, size_t outlen)
