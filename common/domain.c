@@ -290,6 +290,28 @@ static void write_cpu(struct xw *x, const struct plan *plan,
 	end(x);
 }
 
+/* <backingStore> for each file from @first on, nested, then an empty one:
+ * qemu opens these files with these formats and nothing else. */
+static void write_backing_chain(struct xw *x, const struct domain_params *p,
+				unsigned first)
+{
+	unsigned n = p->n_backing + 1; /* the image, then its backing files */
+
+	for (unsigned i = first; i < n; i++) {
+		const char *path = i ? p->backing[i - 1].path : p->image;
+		const char *fmt = i ? p->backing[i - 1].format
+				    : (p->image_format ?: "qcow2");
+
+		start(x, "backingStore");
+		attr(x, "type", "file");
+		empty(x, "format", "type", fmt, NULL);
+		empty(x, "source", "file", path, NULL);
+	}
+	empty(x, "backingStore", NULL);
+	for (unsigned i = first; i < n; i++)
+		end(x);
+}
+
 static void write_disk(struct xw *x, const struct domain_params *p)
 {
 	const char *fmt = p->image_format ? p->image_format : "qcow2";
@@ -302,17 +324,10 @@ static void write_disk(struct xw *x, const struct domain_params *p)
 	empty(x, "driver", "name", "qemu", "type", p->overlay ? "qcow2" : fmt,
 	      "iothread", "1", NULL);
 	empty(x, "source", "file", p->overlay ? p->overlay : p->image, NULL);
-	if (p->overlay && p->image) {
-		/* the chain is spelled out: no format is ever probed */
-		start(x, "backingStore");
-		attr(x, "type", "file");
-		empty(x, "format", "type", fmt, NULL);
-		empty(x, "source", "file", p->image, NULL);
+	if (p->image)
+		write_backing_chain(x, p, p->overlay ? 0 : 1);
+	else
 		empty(x, "backingStore", NULL);
-		end(x);
-	} else if (p->overlay) {
-		empty(x, "backingStore", NULL);
-	}
 	empty(x, "target", "dev", "vda", "bus", "virtio", NULL);
 	if (!p->overlay)
 		empty(x, "readonly", NULL); /* never write a shared image */
@@ -470,6 +485,34 @@ static void write_seclabel(struct xw *x, const struct domain_params *p)
 	end(x);
 }
 
+/* libxml2 rewrites bytes that are not UTF-8: the file qemu would open is
+ * then not the file named here. */
+static int check_path(const struct domain_params *p, const char *path)
+{
+	if (!path || str_is_utf8_text(path))
+		return 0;
+	log_error("domain %s: path %s is not UTF-8 text", p->name, path);
+	return -EINVAL;
+}
+
+static int check_paths(const struct domain_params *p)
+{
+	const char *paths[] = { p->image,	  p->overlay,  p->seed,
+				p->kernel,	  p->initrd,   p->uefi_code,
+				p->nvram,	  p->emulator, p->console_log,
+				p->channel_socket };
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(paths); i++)
+		r = check_path(p, paths[i]);
+	for (unsigned i = 0; r == 0 && i < p->n_backing; i++) {
+		if (!p->backing[i].path || !p->backing[i].format)
+			return -EINVAL;
+		r = check_path(p, p->backing[i].path);
+	}
+	return r;
+}
+
 static int check_params(const struct plan *plan, const struct domain_params *p)
 {
 	if (!p->name || !str_is_safe_name(p->name, 64)) {
@@ -488,6 +531,10 @@ static int check_params(const struct plan *plan, const struct domain_params *p)
 	}
 	if (p->mmio64_gib > UINT64_MAX / 1024)
 		return -ERANGE;
+	if (p->n_backing && !p->image)
+		return -EINVAL;
+	if (check_paths(p) < 0)
+		return -EINVAL;
 	if (p->domain_type && strcmp(p->domain_type, "kvm") != 0 &&
 	    strcmp(p->domain_type, "qemu") != 0) {
 		log_error("DomainType=%s: use kvm or qemu", p->domain_type);

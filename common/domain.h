@@ -34,6 +34,12 @@
 #define DOMAIN_XMLNS_PREFIX  "svm"
 #define DOMAIN_AGENT_CHANNEL "org.slurm-vm.agent.0"
 
+/* One file of a backing chain, as checked (image_check). */
+struct domain_layer {
+	const char *path;
+	const char *format; /* "raw" | "qcow2" */
+};
+
 struct domain_params {
 	const char *name; /* libvirt name, str_is_safe_name() */
 	const char *uuid; /* NULL: libvirt makes one */
@@ -49,6 +55,10 @@ struct domain_params {
 	const char *image_format; /* NULL: "qcow2" */
 	const char *overlay;	  /* per-job qcow2 over image; NULL: none */
 	const char *seed;	  /* cloud-init NoCloud ISO (cdrom); NULL */
+	/* the image's own backing files, in order: all are named in the XML
+	 * and the chain is terminated after the last */
+	const struct domain_layer *backing;
+	unsigned n_backing;
 	/* direct kernel boot; all NULL: boot from the disk */
 	const char *kernel;
 	const char *initrd;

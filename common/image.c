@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -120,6 +121,59 @@ static int catalog_entry_check_owner(const char *path)
 	return 0;
 }
 
+/* The Path= of a catalog descriptor, read for a hint only (a full parse
+ * would report the catalog's own errors to the user); NULL if none. */
+static char *catalog_entry_path(const char *dir, const char *entry)
+{
+	_cleanup_free_ char *file = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	char line[PATH_MAX + 64];
+
+	if (asprintf(&file, "%s/%s.image", dir, entry) < 0)
+		return NULL;
+	f = fopen(file, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *k = line + strspn(line, " \t"), *v;
+
+		line[strcspn(line, "#\n")] = '\0';
+		if (strncasecmp(k, "Path", 4) != 0)
+			continue;
+		v = k + 4 + strspn(k + 4, " \t");
+		if (*v++ != '=')
+			continue;
+		v += strspn(v, " \t");
+		v[strcspn(v, " \t")] = '\0';
+		return strdup(v);
+	}
+	return NULL;
+}
+
+/* "unknown image 'centos.qcow2'" where a catalog image is that file: say
+ * which name to give. */
+static int log_unknown_name(const char *dir, const char *name)
+{
+	_cleanup_strv_free_ char **names = NULL;
+	_cleanup_free_ char *problem = NULL;
+
+	if (image_catalog_names(dir, &names) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; names[i]; i++) {
+		_cleanup_free_ char *path = catalog_entry_path(dir, names[i]);
+		const char *base = path ? strrchr(path, '/') : NULL;
+
+		if (base && strcmp(base + 1, name) == 0) {
+			log_error("unknown image '%s'; the catalog image '%s' "
+				  "is that file: use --vm-image=%s",
+				  name, names[i], names[i]);
+			return -ENOENT;
+		}
+	}
+	if (asprintf(&problem, "unknown image '%s'", name) < 0)
+		return -ENOMEM;
+	log_bad_name(dir, problem);
+	return -ENOENT;
+}
+
 static int image_resolve_catalog(const struct vmconf *conf, const char *name,
 				 struct image_spec *spec)
 {
@@ -139,12 +193,8 @@ static int image_resolve_catalog(const struct vmconf *conf, const char *name,
 	if (asprintf(&path, "%s/%s.image", conf->image_catalog, name) < 0)
 		return -ENOMEM;
 	r = catalog_entry_check_owner(path);
-	if (r == -ENOENT) {
-		if (asprintf(&problem, "unknown image '%s'", name) < 0)
-			return -ENOMEM;
-		log_bad_name(conf->image_catalog, problem);
-		return -ENOENT;
-	}
+	if (r == -ENOENT)
+		return log_unknown_name(conf->image_catalog, name);
 	if (r < 0)
 		return r;
 	r = kv_defaults(&catalog_table, spec);
@@ -166,6 +216,42 @@ static int image_resolve_catalog(const struct vmconf *conf, const char *name,
 	return spec->name ? 0 : -ENOMEM;
 }
 
+/* Is there a catalog descriptor called @name? */
+static bool catalog_has(const struct vmconf *conf, const char *name)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (!str_is_safe_name(name, IMAGE_NAME_MAX) ||
+	    asprintf(&path, "%s/%s.image", conf->image_catalog, name) < 0)
+		return false;
+	return access(path, F_OK) == 0;
+}
+
+int image_request_at(const struct vmconf *conf, const char *request,
+		     const char *cwd, char **out)
+{
+	_cleanup_free_ char *joined = NULL;
+	struct stat st;
+
+	*out = NULL;
+	if (request[0] != '/' && cwd && *cwd && conf->allow_user_images &&
+	    !catalog_has(conf, request)) {
+		if (asprintf(&joined, "%s%s%s", cwd,
+			     cwd[strlen(cwd) - 1] == '/' ? "" : "/",
+			     request) < 0)
+			return -ENOMEM;
+		/* "centos.qcow2": a file here, else a (mistyped) catalog
+		 * name */
+		if (strchr(request, '/') ||
+		    (stat(joined, &st) == 0 && S_ISREG(st.st_mode))) {
+			*out = TAKE_PTR(joined);
+			return 0;
+		}
+	}
+	*out = strdup(request);
+	return *out ? 0 : -ENOMEM;
+}
+
 int image_resolve(const struct vmconf *conf, const char *request,
 		  struct image_spec *spec)
 {
@@ -185,7 +271,9 @@ int image_resolve(const struct vmconf *conf, const char *request,
 		return -EPERM;
 	}
 	if (request[0] != '/') {
-		log_error("--vm-image=%s: give the image as an absolute path",
+		log_error("--vm-image=%s: give the image as an absolute path "
+			  "(sbatch, salloc and srun make a relative one "
+			  "absolute)",
 			  request);
 		return -EINVAL;
 	}
@@ -211,14 +299,6 @@ bool path_is_inside(const char *path, char *const *dirs)
 			return true;
 	}
 	return false;
-}
-
-static bool path_is_printable(const char *p)
-{
-	for (; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return false;
-	return true;
 }
 
 /* Reads the first bytes of an image file opened without following a
@@ -316,8 +396,12 @@ static int layer_check(const struct vmconf *conf, const char *path,
 	canon = realpath(path, NULL);
 	if (!canon)
 		return layer_open_error(-errno, path, depth);
-	if (!path_is_printable(canon)) {
-		log_error("image path %s contains control characters", path);
+	/* The path goes into the domain XML: libxml2 rewrites invalid
+	 * UTF-8, and qemu would open a file we never checked. */
+	if (!str_is_utf8_text(canon)) {
+		log_error("%s path %s is not valid UTF-8 text (or contains "
+			  "control characters): rename it",
+			  depth ? "backing file" : "image", path);
 		return -EINVAL;
 	}
 	if (!path_is_inside(canon, conf->image_dirs)) {
@@ -409,6 +493,29 @@ int image_kernel_check(const struct image_spec *spec)
 	return 0;
 }
 
+/* The job's overlay names the top file as its backing file and has its
+ * virtual size: what qemu-img cannot write there is the image's fault. */
+static int image_overlay_check(const struct image_chain *chain)
+{
+	const struct image_layer *top = &chain->layers[0];
+
+	if (strlen(top->path) > QCOW2_BACKING_NAME_MAX) {
+		/* the reason first: the path is long and may be cut */
+		log_error("the image's path is %zu bytes long, a qcow2 overlay "
+			  "can name at most %d: move it to a shorter path (%s)",
+			  strlen(top->path), QCOW2_BACKING_NAME_MAX, top->path);
+		return -ENAMETOOLONG;
+	}
+	if (top->virtual_size > IMAGE_VIRTUAL_SIZE_MAX) {
+		log_error("image %s: its virtual size (%" PRIu64 " bytes) is "
+			  "larger than a job's overlay can hold (2 PiB): "
+			  "shrink it with qemu-img resize --shrink",
+			  top->path, top->virtual_size);
+		return -EFBIG;
+	}
+	return 0;
+}
+
 int image_check(const struct vmconf *conf, const struct image_spec *spec,
 		struct image_chain *chain)
 {
@@ -438,6 +545,8 @@ int image_check(const struct vmconf *conf, const struct image_spec *spec,
 		free(path);
 		path = next;
 	}
+	if (r == 0)
+		r = image_overlay_check(chain);
 	if (r == 0)
 		r = image_kernel_check(spec);
 	if (r < 0)

@@ -19,6 +19,9 @@
 
 #define IMAGE_NAME_MAX	64
 #define IMAGE_CHAIN_MAX 8
+/* The largest virtual size a qcow2 overlay with 64 KiB clusters holds
+ * (qemu's L1 table is at most 32 MiB): 2 PiB. */
+#define IMAGE_VIRTUAL_SIZE_MAX (1ull << 51)
 
 /* A catalog descriptor, <ImageCatalog>/<name>.image. */
 struct image_spec {
@@ -46,6 +49,12 @@ struct image_chain {
 	struct image_layer layers[IMAGE_CHAIN_MAX];
 };
 
+/* At submission: @request as the prolog must get it. Where user images
+ * are allowed, a relative path ("./a.qcow2", or "a.qcow2" that is no catalog
+ * name but a file in @cwd) becomes @cwd/@request; anything else is copied
+ * unchanged (image_resolve then says what is wrong with it). */
+int image_request_at(const struct vmconf *conf, const char *request,
+		     const char *cwd, char **out);
 /* @request: a catalog name or, where allowed, an absolute path. */
 int image_resolve(const struct vmconf *conf, const char *request,
 		  struct image_spec *spec);

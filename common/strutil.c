@@ -203,3 +203,52 @@ bool str_is_safe_name(const char *s, size_t max)
 	}
 	return true;
 }
+
+/* Length of the UTF-8 sequence at @s, 0 if it is not one: no overlong
+ * forms, no surrogates, nothing above U+10FFFF. */
+static size_t utf8_sequence_length(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+bool str_is_utf8_text(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = utf8_sequence_length(p);
+
+		if (n == 0 || *p < 0x20 || *p == 0x7f ||
+		    (p[0] == 0xc2 && p[1] < 0xa0)) /* C1 controls */
+			return false;
+		p += n;
+	}
+	return true;
+}

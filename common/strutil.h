@@ -30,3 +30,7 @@ unsigned str_edit_distance_ci(const char *a, const char *b);
 /* Letters, digits, '-', '_', '.', not starting with '.' or '-'. Safe as a
  * file name, an XML attribute and a libvirt name. */
 bool str_is_safe_name(const char *s, size_t max);
+
+/* Valid UTF-8 (shortest forms, no surrogates, at most U+10FFFF) without
+ * control characters (C0, DEL, C1): text that XML carries byte for byte. */
+bool str_is_utf8_text(const char *s);

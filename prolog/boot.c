@@ -100,10 +100,58 @@ static int overlay_dir_prepare(const char *path)
 	return 0;
 }
 
-static enum prolog_result boot_overlay(struct prolog *p, char **overlay)
+/* Runs qemu-img create for the job's overlay; !@backing: a plain
+ * image of the same size. */
+static int overlay_create(const char *overlay, const struct image_layer *base,
+			  bool backing, char *out, size_t outlen)
+{
+	char size[32];
+
+	snprintf(size, sizeof(size), "%" PRIu64, base->virtual_size);
+	/* -u: qemu-img must not open the user's image (we parsed it); the
+	 * format of every layer is told, never probed. */
+	/* clang-format off */
+	char *const with_backing[] = { "/usr/bin/qemu-img", "create", "-q",
+				       "-f", "qcow2", "-u", "-F",
+				       (char *)image_format_name(base->format),
+				       "-b", base->path, (char *)overlay, size,
+				       NULL };
+	char *const plain[] = { "/usr/bin/qemu-img", "create", "-q", "-f",
+				"qcow2", (char *)overlay, size, NULL };
+	/* clang-format on */
+	return run_wait(backing ? with_backing : plain, 60, out, outlen);
+}
+
+/* qemu-img failed: the host's fault if it cannot make the same overlay
+ * without the user's image either (disk full, OverlayDir gone), else the
+ * image's (the check should have refused it). The try uses the overlay's
+ * own journaled name and is removed at once. */
+static enum prolog_result overlay_failure(struct prolog *p, const char *overlay,
+					  int r, const char *out)
 {
 	const struct image_layer *base = &p->chain.layers[0];
-	char size[32], out[1024];
+	char plain_out[1024];
+	int plain = -1;
+
+	if (r > 0) /* a timeout or no qemu-img is never the image's doing */
+		plain = overlay_create(overlay, base, false, plain_out,
+				       sizeof(plain_out));
+	unlink(overlay);
+	if (plain != 0) {
+		log_error("job %u: qemu-img create %s failed (%d): %s",
+			  p->req.job_id, overlay, r, out);
+		return PROLOG_NODE_FAULT;
+	}
+	/* The reason the job's steps print. */
+	log_error("job %u: refused: no overlay can be made on the image: %s "
+		  "(image %s)",
+		  p->req.job_id, out, base->path);
+	return PROLOG_JOB_FAULT;
+}
+
+static enum prolog_result boot_overlay(struct prolog *p, char **overlay)
+{
+	char out[1024];
 	int r;
 
 	r = overlay_dir_prepare(p->conf.overlay_dir);
@@ -114,21 +162,10 @@ static enum prolog_result boot_overlay(struct prolog *p, char **overlay)
 		return PROLOG_NODE_FAULT;
 	if (journal_step(p, "OVERLAY", *overlay) < 0)
 		return PROLOG_NODE_FAULT;
-	snprintf(size, sizeof(size), "%" PRIu64, base->virtual_size);
-	/* -u: qemu-img must not open the user's image (we parsed it); the
-	 * format of every layer is told, never probed. */
-	/* clang-format off */
-	char *const argv[] = { "/usr/bin/qemu-img", "create", "-q", "-f",
-			       "qcow2", "-u", "-F",
-			       (char *)image_format_name(base->format), "-b",
-			       base->path, *overlay, size, NULL };
-	/* clang-format on */
-	r = run_wait(argv, 60, out, sizeof(out));
-	if (r != 0) {
-		log_error("job %u: qemu-img create %s failed (%d): %s",
-			  p->req.job_id, *overlay, r, out);
-		return PROLOG_NODE_FAULT;
-	}
+	r = overlay_create(*overlay, &p->chain.layers[0], true, out,
+			   sizeof(out));
+	if (r != 0)
+		return overlay_failure(p, *overlay, r, out);
 	/* qemu runs as the job user: the overlay is the user's, in a root
 	 * directory the user can only traverse (no other name in it can be
 	 * made or swapped). */
@@ -290,6 +327,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	_cleanup_free_ char *channel = state_file(p, "agent.sock");
 	_cleanup_free_ char *xml = NULL;
 	char name[96];
+	struct domain_layer backing[IMAGE_CHAIN_MAX];
 	struct domain_params dp = { 0 };
 	struct hypervisor *hv = NULL;
 	enum prolog_result res = PROLOG_JOB_FAULT;
@@ -302,6 +340,13 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	dp.run_as_user = true;
 	dp.image = p->chain.layers[0].path;
 	dp.image_format = image_format_name(p->chain.layers[0].format);
+	for (unsigned i = 1; i < p->chain.depth; i++) {
+		backing[i - 1].path = p->chain.layers[i].path;
+		backing[i - 1].format =
+			image_format_name(p->chain.layers[i].format);
+	}
+	dp.backing = backing;
+	dp.n_backing = p->chain.depth - 1;
 	dp.overlay = overlay;
 	dp.kernel = p->spec.kernel;
 	dp.initrd = p->spec.initrd;

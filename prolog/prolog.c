@@ -37,7 +37,8 @@ static enum prolog_result prolog_check_image(struct prolog *p)
 		/* The cause goes into the reason the job's steps print. */
 		_cleanup_free_ char *cause = strdup(log_last_error());
 
-		log_error("job %u: refused: image %s cannot be used: %s",
+		/* The request is cut so that the cause fits in the reason. */
+		log_error("job %u: refused: image %.200s cannot be used: %s",
 			  req->job_id, req->image, cause ? cause : "?");
 		return PROLOG_JOB_FAULT;
 	}

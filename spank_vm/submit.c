@@ -9,6 +9,8 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "image.h"
 #include "log.h"
@@ -28,16 +30,19 @@ static int job_control_setenv(spank_t sp, const char *name, const char *value)
 }
 
 /* The same checks the prolog makes as root, made here as the submitting
- * user so that a bad image is refused before a job exists. */
-static int submit_check_image(void)
+ * user so that a bad image is refused before a job exists. A relative path
+ * is made absolute here, from the directory the user submits from: the
+ * prolog runs elsewhere (and checks the result again). */
+static int submit_check_image(char **request)
 {
-	_cleanup_free_ char *default_path = NULL;
+	_cleanup_free_ char *default_path = NULL, *cwd = NULL;
 	const char *path = plugin_args.config;
-	struct image_spec spec;
+	struct image_spec spec = { 0 };
 	struct image_chain chain;
 	struct vmconf conf;
 	int r;
 
+	*request = NULL;
 	if (!path)
 		path = default_path = vmconf_default_path();
 	r = vmconf_load(&conf, path);
@@ -46,11 +51,14 @@ static int submit_check_image(void)
 			  path ? path : "?");
 		goto out;
 	}
-	r = image_resolve(&conf, vm_opts.image, &spec);
+	cwd = getcwd(NULL, 0);
+	r = image_request_at(&conf, vm_opts.image, cwd, request);
+	if (r == 0)
+		r = image_resolve(&conf, *request, &spec);
 	if (r == 0) {
 		r = image_check(&conf, &spec, &chain);
 		if (r == 0) {
-			log_debug("image %s: %s (%s)", vm_opts.image,
+			log_debug("image %s: %s (%s)", *request,
 				  chain.layers[0].path,
 				  image_format_name(chain.layers[0].format));
 			image_chain_free(&chain);
@@ -64,6 +72,7 @@ out:
 
 int submit_post_opt(spank_t sp)
 {
+	_cleanup_free_ char *image = NULL;
 	char num[32];
 	int r;
 
@@ -77,13 +86,13 @@ int submit_post_opt(spank_t sp)
 		}
 		return 0;
 	}
-	if (submit_check_image() < 0) {
+	if (submit_check_image(&image) < 0) {
 		log_error("--vm-image=%s refused; no job was submitted",
 			  vm_opts.image);
 		return -EINVAL;
 	}
 
-	r = job_control_setenv(sp, "VM_IMAGE", vm_opts.image);
+	r = job_control_setenv(sp, "VM_IMAGE", image);
 	if (r == 0 && vm_opts.cpus) {
 		snprintf(num, sizeof(num), "%u", vm_opts.cpus);
 		r = job_control_setenv(sp, "VM_CPUS", num);

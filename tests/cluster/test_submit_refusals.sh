@@ -13,6 +13,7 @@ harness_add_catalog_image testqcow "" qcow2
 
 img=$HARNESS_IMAGES
 user=svmtest
+work=$HARNESS_WORK/$user
 
 jobs_count() { squeue -h -t all -o %i | wc -l; }
 
@@ -72,7 +73,8 @@ refused "an external data file" "external data file (data-file)" --vm-image="$im
 refused "an image outside ImageDirs" "lies outside the allowed image directories" --vm-image="$outside/x.qcow2"
 refused "an unknown catalog name" "available images: testimg, testqcow" --vm-image=centos7
 refused "a bad image name" "not a valid image name" --vm-image=..
-refused "a relative path" "absolute path" --vm-image=images/x.qcow2
+refused "a relative path to nothing" "$work/images/x.qcow2 does not exist" --vm-image=images/x.qcow2
+refused "a catalog image's file name" "the catalog image 'testimg' is that file: use --vm-image=testimg" --vm-image=testimg.raw
 refused "a malformed --vm-cpus" "expected a number of vCPUs" --vm-image=testimg --vm-cpus=many
 refused "a malformed --vm-mem" "expected a size of at least 64M" --vm-image=testimg --vm-mem=5X
 refused "a malformed --vm-hugepages" "expected none, 2M or 1G" --vm-image=testimg --vm-hugepages=4M
@@ -123,6 +125,28 @@ if scontrol show job "$jobid" | grep -q "GresEnforceBind=Yes"; then
 else
 	fail "job $jobid has no GresEnforceBind=Yes"
 fi
+
+# The mission's own command: an image in the directory the user submits
+# from, by its file name or a relative path. spank_vm makes it absolute;
+# the prolog checks that path.
+qemu-img create -q -f qcow2 "$img/mine.qcow2" 64M
+chmod 644 "$img/mine.qcow2"
+for rel in mine.qcow2 ./mine.qcow2 ../images/mine.qcow2; do
+	rc=0
+	jobid=$(harness_as_user "$user" sh -c 'cd "$1" && shift && exec "$@"' \
+		sh "$img" sbatch --parsable -o /dev/null --vm-image="$rel" --wrap true 2>&1) || rc=$?
+	if [ "$rc" != 0 ]; then
+		fail "sbatch --vm-image=$rel in $img: refused: $jobid"
+		continue
+	fi
+	harness_wait 60 "job $jobid to end" \
+		bash -c "squeue -h -j $jobid -t all -o %T | grep -qx COMPLETED"
+	if grep -q "job $jobid: user $user image $img/.*mine.qcow2 -> $img/mine.qcow2 (qcow2" "$HARNESS_VM_LOG"; then
+		ok "sbatch --vm-image=$rel from the image's directory reaches the prolog as an absolute path"
+	else
+		fail "job $jobid (--vm-image=$rel): the prolog did not resolve it: $(grep "job $jobid:" "$HARNESS_VM_LOG" | tail -3)"
+	fi
+done
 
 # plugstack.conf arguments are strict: a typo is reported to the user (and
 # slurmd's log), and "required" stops the job instead of ignoring it.

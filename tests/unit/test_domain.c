@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "devices.h"
@@ -327,6 +328,105 @@ static void test_uefi(void **state)
 	assert_null(xml);
 }
 
+/* A three-file image under the overlay: every file is named with its own
+ * format, in order, and the chain ends after the last. Before, only the top
+ * was named and qemu read the rest of the disk as zeros. libvirt's schema
+ * must accept it (virt-xml-validate, where installed). */
+static void test_backing_chain(void **state)
+{
+	struct ctx *c = *state;
+	struct domain_params p;
+	const struct domain_layer below[] = {
+		{ "/img/mid.qcow2", "qcow2" },
+		{ "/img/bottom.raw", "raw" },
+	};
+	char path[] = "/tmp/svm-domain-chain-XXXXXX", cmd[256];
+	const char *disk = "//disk[@device='disk']";
+	char expr[256];
+	int fd, rc;
+
+	base_params(&p);
+	p.image = "/img/top.qcow2";
+	p.backing = below;
+	p.n_backing = 2;
+	build(c, &p);
+	snprintf(expr, sizeof(expr), "%s/backingStore/source/@file", disk);
+	assert_xpath(c, expr, "/img/top.qcow2");
+	snprintf(expr, sizeof(expr), "%s/backingStore/format/@type", disk);
+	assert_xpath(c, expr, "qcow2");
+	snprintf(expr, sizeof(expr),
+		 "%s/backingStore/backingStore/source/@file", disk);
+	assert_xpath(c, expr, "/img/mid.qcow2");
+	snprintf(expr, sizeof(expr),
+		 "%s/backingStore/backingStore/format/@type", disk);
+	assert_xpath(c, expr, "qcow2");
+	snprintf(expr, sizeof(expr),
+		 "%s/backingStore/backingStore/backingStore/source/@file",
+		 disk);
+	assert_xpath(c, expr, "/img/bottom.raw");
+	snprintf(expr, sizeof(expr),
+		 "%s/backingStore/backingStore/backingStore/format/@type",
+		 disk);
+	assert_xpath(c, expr, "raw");
+	/* terminated: the innermost backingStore is empty */
+	snprintf(expr, sizeof(expr),
+		 "count(%s/backingStore/backingStore/backingStore/"
+		 "backingStore/*)",
+		 disk);
+	assert_xpath(c, expr, "0");
+	snprintf(expr, sizeof(expr),
+		 "count(%s/backingStore/backingStore/backingStore/"
+		 "backingStore)",
+		 disk);
+	assert_xpath(c, expr, "1");
+	snprintf(expr, sizeof(expr), "count(%s//source)", disk);
+	assert_xpath(c, expr, "4");
+
+	if (system("command -v virt-xml-validate >/dev/null 2>&1") != 0)
+		return;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, c->xml, strlen(c->xml)),
+			 (ssize_t)strlen(c->xml));
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "virt-xml-validate %s domain >/dev/null 2>&1", path);
+	rc = system(cmd);
+	unlink(path);
+	if (rc != 0)
+		fail_msg("virt-xml-validate refuses the chain:\n%s", c->xml);
+}
+
+/* libxml2 rewrites bytes that are not UTF-8, so qemu would open another
+ * file: such a path is refused; UTF-8 text reaches qemu unchanged. */
+static void test_path_encoding(void **state)
+{
+	struct ctx *c = *state;
+	struct domain_params p;
+	const struct domain_layer bad[] = { { "/img/b\xe9se.raw", "raw" } };
+	char *xml = NULL;
+
+	base_params(&p);
+	p.image = "/img/caf\xc3\xa9/\xe6\x97\xa5.qcow2";
+	build(c, &p);
+	/* written as character references, read back as the same bytes */
+	assert_xpath(c, "//disk[@device='disk']/backingStore/source/@file",
+		     "/img/caf\xc3\xa9/\xe6\x97\xa5.qcow2");
+
+	p.image = "/img/caf\xe9.qcow2"; /* Latin-1 */
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	p.image = "/img/\xc0\xaf.qcow2"; /* overlong '/' */
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	p.image = "/img/ok.qcow2";
+	p.overlay = "/ov/\xff.qcow2";
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	base_params(&p);
+	p.backing = bad;
+	p.n_backing = 1;
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	assert_null(xml);
+}
+
 static void test_bad_params(void **state)
 {
 	struct ctx *c = *state;
@@ -388,6 +488,8 @@ int main(void)
 		cmocka_unit_test(test_metadata),
 		cmocka_unit_test(test_disks_and_channel),
 		cmocka_unit_test(test_uefi),
+		cmocka_unit_test(test_backing_chain),
+		cmocka_unit_test(test_path_encoding),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_hugepages),
 	};

@@ -417,6 +417,145 @@ static void test_check_as_user(void **state)
 	vmconf_free(&conf);
 }
 
+/* What qemu-img cannot write into the job's overlay is refused by the
+ * check, so it never fails in the prolog (where it drained the node): a
+ * top path over 1023 bytes, a virtual size a 64 KiB-cluster overlay cannot
+ * hold (qemu-img's limit is 2 PiB). */
+static void test_overlay_limits(void **state)
+{
+	char path[2048], top[2100];
+	struct image_chain chain;
+	uint8_t size[8];
+	uint64_t v;
+	size_t n;
+	FILE *f;
+
+	n = (size_t)snprintf(path, sizeof(path), "%s", images);
+	while (n < 1100)
+		n += (size_t)snprintf(path + n, sizeof(path) - n, "/%0100d", 0);
+	sh("mkdir -p %s", path);
+	snprintf(top, sizeof(top), "%s/long.qcow2", path);
+	sh("qemu-img create -q -f qcow2 %s 1M", top);
+	expect_refused(top, "a qcow2 overlay can name at most 1023");
+
+	snprintf(top, sizeof(top), "%s/huge.qcow2", images);
+	sh("qemu-img create -q -f qcow2 %s 1M", top);
+	for (int i = 0; i < 2; i++) {
+		v = i ? IMAGE_VIRTUAL_SIZE_MAX + 512 : IMAGE_VIRTUAL_SIZE_MAX;
+		for (int b = 0; b < 8; b++)
+			size[b] = (uint8_t)(v >> (56 - 8 * b));
+		f = fopen(top, "r+");
+		assert_non_null(f);
+		assert_int_equal(fseek(f, 24, SEEK_SET), 0); /* size */
+		assert_int_equal(fwrite(size, 1, 8, f), 8);
+		fclose(f);
+		if (i == 0) {
+			/* the largest qemu-img makes an overlay for */
+			assert_int_equal(check_path(top, &chain), 0);
+			image_chain_free(&chain);
+			sh("qemu-img create -q -f qcow2 -u -F qcow2 -b %s "
+			   "%s/ov.qcow2 %llu && rm %s/ov.qcow2",
+			   top, dir, (unsigned long long)v, dir);
+		}
+	}
+	expect_refused(top, "larger than a job's overlay can hold");
+}
+
+/* A path in the domain XML that is not UTF-8 is rewritten by libxml2 and
+ * qemu opens another file: refused, for the image and for a backing file
+ * reached through a directory link; UTF-8 names work. */
+static void test_path_encoding(void **state)
+{
+	char path[512], top[512];
+	struct image_chain chain;
+
+	snprintf(path, sizeof(path), "%s/caf\xe9.qcow2", images);
+	sh("qemu-img create -q -f qcow2 '%s' 1M", path);
+	expect_refused(path, "is not valid UTF-8 text");
+
+	snprintf(path, sizeof(path), "%s/lat\xedn", images);
+	sh("mkdir -p '%s' && qemu-img create -q -f qcow2 '%s/b.qcow2' 1M "
+	   "&& ln -sfn 'lat\xedn' %s/ascii",
+	   path, path, images);
+	snprintf(top, sizeof(top), "%s/via-latin1.qcow2", images);
+	sh("qemu-img create -q -f qcow2 -u -b ascii/b.qcow2 -F qcow2 %s 1M",
+	   top);
+	expect_refused(top, "backing file path");
+	expect_refused(top, "is not valid UTF-8 text");
+
+	snprintf(path, sizeof(path), "%s/caf\xc3\xa9.qcow2", images);
+	sh("qemu-img create -q -f qcow2 '%s' 1M", path);
+	assert_int_equal(check_path(path, &chain), 0);
+	image_chain_free(&chain);
+
+	assert_true(str_is_utf8_text("/srv/\xe6\x97\xa5/\xf0\x9f\x90\xa7"));
+	assert_false(str_is_utf8_text("/srv/\xc0\xaf"));	 /* overlong */
+	assert_false(str_is_utf8_text("/srv/\xed\xa0\x80"));	 /* surrogate */
+	assert_false(str_is_utf8_text("/srv/\xf4\x90\x80\x80")); /* >10FFFF */
+	assert_false(str_is_utf8_text("/srv/\xc2\x85"));	 /* C1 NEL */
+	assert_false(str_is_utf8_text("/srv/\xe6\x97"));	 /* truncated */
+	assert_false(str_is_utf8_text("/srv/a\tb"));
+}
+
+/* At submission a relative path is the user's file in the directory they
+ * submit from; a catalog name stays a name; an unknown name that is a
+ * catalog image's file name says which name to use. */
+static void test_request_at(void **state)
+{
+	struct vmconf conf;
+	struct image_spec spec;
+	char entry[640], here[400], *out = NULL;
+
+	snprintf(entry, sizeof(entry), "%s/centos.image", catalog);
+	write_text(entry, "# a comment\n path = /srv/x/CentOS-7.qcow2 \n"
+			  "Format=qcow2\n");
+	snprintf(here, sizeof(here), "%s/home", images);
+	sh("mkdir -p %s && truncate -s 1M %s/mine.qcow2", here, here);
+	conf_init(&conf, true);
+
+	assert_int_equal(image_request_at(&conf, "mine.qcow2", here, &out), 0);
+	snprintf(entry, sizeof(entry), "%s/mine.qcow2", here);
+	assert_string_equal(out, entry);
+	free(out);
+	assert_int_equal(
+		image_request_at(&conf, "./x/../mine.qcow2", here, &out), 0);
+	snprintf(entry, sizeof(entry), "%s/./x/../mine.qcow2", here);
+	assert_string_equal(out, entry);
+	free(out);
+	/* a catalog name, an absolute path, an unknown name: unchanged */
+	assert_int_equal(image_request_at(&conf, "centos", here, &out), 0);
+	assert_string_equal(out, "centos");
+	free(out);
+	assert_int_equal(image_request_at(&conf, "/a/b.qcow2", here, &out), 0);
+	assert_string_equal(out, "/a/b.qcow2");
+	free(out);
+	assert_int_equal(image_request_at(&conf, "CentOS-7.qcow2", here, &out),
+			 0);
+	assert_string_equal(out, "CentOS-7.qcow2");
+
+	errors[0] = '\0';
+	assert_int_equal(image_resolve(&conf, out, &spec), -ENOENT);
+	assert_non_null(strstr(errors, "the catalog image 'centos' is that "
+				       "file: use --vm-image=centos"));
+	image_spec_free(&spec);
+	free(out);
+
+	/* a directory here is no image file: ".." stays a (bad) name */
+	assert_int_equal(image_request_at(&conf, "..", here, &out), 0);
+	assert_string_equal(out, "..");
+	free(out);
+
+	/* without user images nothing is made absolute */
+	conf.allow_user_images = false;
+	assert_int_equal(image_request_at(&conf, "./mine.qcow2", here, &out),
+			 0);
+	assert_string_equal(out, "./mine.qcow2");
+	free(out);
+	vmconf_free(&conf);
+	snprintf(entry, sizeof(entry), "%s/centos.image", catalog);
+	unlink(entry);
+}
+
 /* Hostile header bytes that qemu-img would never write. */
 static void test_qcow2_parse_malformed(void **state)
 {
@@ -505,6 +644,9 @@ int main(void)
 		cmocka_unit_test(test_catalog),
 		cmocka_unit_test(test_uefi_kernel),
 		cmocka_unit_test(test_check_as_user),
+		cmocka_unit_test(test_overlay_limits),
+		cmocka_unit_test(test_path_encoding),
+		cmocka_unit_test(test_request_at),
 		cmocka_unit_test(test_qcow2_parse_malformed),
 		cmocka_unit_test(test_protocol_names),
 		cmocka_unit_test(test_path_is_inside),
