@@ -158,7 +158,8 @@ static enum prolog_result prolog_plan(struct prolog *p)
 	struct plan_request pr = {
 		.cpus = p->alloc.cpus,
 		.max_vcpus = p->req.cpus,
-		.mem_mib = p->req.mem_mib ? p->req.mem_mib : p->alloc.mem_mib,
+		.mem_mib = p->alloc.mem_mib,
+		.guest_mem_mib = p->req.mem_mib,
 		.mem_overhead_mib = p->spec.mem_overhead_mib
 					    ? p->spec.mem_overhead_mib
 					    : p->conf.mem_overhead_mb,
@@ -171,9 +172,6 @@ static enum prolog_result prolog_plan(struct prolog *p)
 	};
 	_cleanup_free_ char *summary = NULL;
 
-	/* --vm-mem is the guest's memory: no overhead comes off it. */
-	if (p->req.mem_mib)
-		pr.mem_overhead_mib = 0;
 	if (plan_compute(p->topo, &pr, &p->plan) < 0) {
 		log_error("job %u: refused: %s", p->req.job_id, p->plan.reason);
 		return PROLOG_JOB_FAULT;
