@@ -1028,11 +1028,13 @@ static int parse_args(int argc, char **argv)
 			return -EINVAL;
 		}
 	}
+	/* A root job's relay only where vm.conf's AllowRoot=yes says so. */
 	if (optind < argc || !relay.channel_path || !relay.socket_path ||
-	    !relay.have_uid || relay.uid == 0) {
+	    !relay.have_uid || (relay.uid == 0 && !relay.allow_root)) {
 		usage(stderr);
 		return log_errno(EINVAL, "need --channel, --socket and a "
-					 "non-root --uid");
+					 "non-root --uid (--uid 0 only with "
+					 "--allow-root)");
 	}
 	if (!relay.have_gid)
 		relay.gid = relay.uid;

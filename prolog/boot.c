@@ -356,6 +356,7 @@ static enum prolog_result boot_relay(struct prolog *p)
 	char *const argv[] = { relay, "--channel", channel, "--socket", sock,
 			       "--uid", uid, "--gid", gid, "--daemon",
 			       "--pidfile", pidfile, "--log-file", logfile,
+			       p->conf.allow_root ? "--allow-root" : NULL,
 			       NULL };
 	/* clang-format on */
 	r = run_wait(argv, 30, out, sizeof(out));

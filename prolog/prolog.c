@@ -27,6 +27,19 @@
 #include "strutil.h"
 #include "taskenv.h"
 
+/* A root job's tasks would run as root in the guest: the admin decides
+ * (AllowRoot=), and saying no is the job's fault, never the node's. */
+static enum prolog_result prolog_check_root(struct prolog *p)
+{
+	if (p->req.uid != 0 || p->conf.allow_root)
+		return PROLOG_OK;
+	log_error("job %u: refused: the job runs as root and AllowRoot=no in "
+		  "vm.conf on this node: submit it as an ordinary user, or "
+		  "ask the admin for AllowRoot=yes",
+		  p->req.job_id);
+	return PROLOG_JOB_FAULT;
+}
+
 static enum prolog_result prolog_check_image(struct prolog *p)
 {
 	const struct vm_request *req = &p->req;
@@ -389,6 +402,7 @@ static enum prolog_result prolog_run(struct prolog *p)
 		return PROLOG_JOB_FAULT;
 	}
 	res = prolog_own_state(p);
+	res = prolog_phase(p, "root", prolog_check_root, res);
 	res = prolog_phase(p, "check", prolog_check_image, res);
 	res = prolog_phase(p, "alloc", prolog_resolve_alloc, res);
 	res = prolog_phase(p, "plan", prolog_plan, res);

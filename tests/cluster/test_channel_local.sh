@@ -361,6 +361,15 @@ PY
 	kill -0 "$relay_pid" || fail "relay died on a hostile task connection"
 fi
 
+# A root job's relay: only where vm.conf says AllowRoot=yes (the prolog
+# passes --allow-root then, and refuses the job otherwise).
+out=$("$relay_bin" --channel "$chan" --socket "$work/root/relay.sock" \
+	--uid 0 --gid 0 2>&1)
+rc=$?
+[ $rc = 2 ] && grep -q "only with --allow-root" <<<"$out" &&
+	pass "relay refuses --uid 0 without --allow-root" ||
+	fail "relay --uid 0 without --allow-root: $rc '$out'"
+
 # 9. The host side reconnects: restart the relay, the agent serves it.
 kill "$relay_pid"
 for _ in $(seq 50); do kill -0 "$relay_pid" 2>/dev/null || break; sleep 0.1; done

@@ -42,3 +42,31 @@ drain_vm_cpus_beyond_job() {
 		VM_IMAGE=testguest VM_CPUS=999
 }
 DRAIN_CASES+=(vm_cpus_beyond_job)
+
+# Item 11: a root job. Without AllowRoot the relay refused `--uid 0` and the
+# prolog drained the node; now the prolog refuses the job.
+drain_root_job_without_allowroot() {
+	local job
+	job=$(cd "$work" && "$raw" "$work" "$limits_script" VM_IMAGE=testguest)
+	limits_refused "a root job with AllowRoot=no" \
+		"the job runs as root and AllowRoot=no" "$job"
+}
+DRAIN_CASES+=(root_job_without_allowroot)
+
+# With AllowRoot=yes the relay is told so, and the root job's task runs as
+# root in the guest.
+drain_root_job_with_allowroot() {
+	local job out
+	harness_vmconf_set AllowRoot yes
+	job=$(cd "$work" && "$raw" "$work" \
+		$'#!/bin/sh\nsrun id -u\necho "step exit $?"\n' VM_IMAGE=testguest)
+	drain_wait_end "$job" 300 || fail "root job $job did not end"
+	harness_vmconf_set AllowRoot no
+	out=$(cat "$work/raw-$job.out" 2>/dev/null || true)
+	if grep -qx 0 <<<"$out" && grep -q "step exit 0" <<<"$out"; then
+		ok "a root job with AllowRoot=yes runs as root in its guest"
+	else
+		fail "a root job with AllowRoot=yes: $out"
+	fi
+}
+DRAIN_CASES+=(root_job_with_allowroot)
