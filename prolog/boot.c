@@ -50,13 +50,18 @@ void prolog_record_reason(struct prolog *p, const char *fmt, ...)
 	off_t size;
 	ssize_t n;
 
+	/* The job's tasks read it as the job user; it may hold the guest's
+	 * console, so nobody else may (the directory's name is no secret). */
 	fd = openat(p->state_fd, REASON_FILE,
 		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
+		    0400);
 	if (fd < 0)
 		return;
 	p->reason_recorded = true;
-	fchmod(fd, 0644);
+	if (fchown(fd, p->req.user ? p->req.uid : 0, 0) < 0 ||
+	    fchmod(fd, 0400) < 0)
+		log_errno(errno, "job %u: cannot hand %s/%s to its user",
+			  p->req.job_id, p->state_path, REASON_FILE);
 	va_start(ap, fmt);
 	vdprintf(fd, fmt, ap);
 	va_end(ap);
