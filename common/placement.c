@@ -404,6 +404,9 @@ static int plan_memory(hwloc_topology_t h, const struct plan_request *req,
 		if (r < 0)
 			return r;
 	}
+	plan->mem_limit_mib = plan->mem_mib + req->mem_overhead_mib;
+	if (plan->mem_limit_mib < req->mem_mib)
+		plan->mem_limit_mib = req->mem_mib;
 	return 0;
 }
 

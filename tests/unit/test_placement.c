@@ -467,10 +467,19 @@ static void test_request_beyond_allocation(void **state)
 					 "1024M the job has on this node"));
 	plan_free(&p);
 
-	/* --vm-mem is the guest's: up to the job's memory, no overhead off */
+	/* --vm-mem is the guest's: up to the job's memory, no overhead off;
+	 * qemu is bounded at the guest's and the overhead */
 	req.guest_mem_mib = 1024;
 	assert_int_equal(plan_compute(t, &req, &p), 0);
 	assert_int_equal(p.mem_mib, 1024);
+	assert_int_equal(p.mem_limit_mib, 1536);
+	plan_free(&p);
+
+	/* without it qemu is bounded at the job's memory */
+	req.guest_mem_mib = 0;
+	assert_int_equal(plan_compute(t, &req, &p), 0);
+	assert_int_equal(p.mem_mib, 512);
+	assert_int_equal(p.mem_limit_mib, 1024);
 	plan_free(&p);
 
 	req.max_vcpus = 5;

@@ -54,19 +54,34 @@ drain_root_job_without_allowroot() {
 DRAIN_CASES+=(root_job_without_allowroot)
 
 # With AllowRoot=yes the relay is told so, and the root job's task runs as
-# root in the guest.
+# root in the guest. Its qemu, outside the job's cgroup, is bounded by the
+# job's memory (<memtune><hard_limit>, applied by libvirt's cgroup).
 drain_root_job_with_allowroot() {
-	local job out
+	local job out dom mem limit cg
 	harness_vmconf_set AllowRoot yes
 	job=$(cd "$work" && "$raw" "$work" \
-		$'#!/bin/sh\nsrun id -u\necho "step exit $?"\n' VM_IMAGE=testguest)
-	drain_wait_end "$job" 300 || fail "root job $job did not end"
+		$'#!/bin/sh\nsrun id -u\necho "step exit $?"\nsleep 60\n' \
+		VM_IMAGE=testguest)
+	harness_wait 300 "job $job's step" grep -q "step exit" "$work/raw-$job.out"
 	harness_vmconf_set AllowRoot no
+	dom=slurmvm-job-$job.0
+	limit=$(virsh memtune "$dom" 2>/dev/null | awk '/hard_limit/ {print $3}')
+	mem=$(sed -n "s/.*job $job: node .*, memory \([0-9]*\)M.*/\1/p" "$HARNESS_VM_LOG" | head -1)
+	cg=$(find /sys/fs/cgroup/memory/machine -maxdepth 1 -name "*job?$job*" 2>/dev/null | head -1)
+	scancel "$job"
+	drain_wait_end "$job" || fail "root job $job did not end"
 	out=$(cat "$work/raw-$job.out" 2>/dev/null || true)
 	if grep -qx 0 <<<"$out" && grep -q "step exit 0" <<<"$out"; then
 		ok "a root job with AllowRoot=yes runs as root in its guest"
 	else
 		fail "a root job with AllowRoot=yes: $out"
+	fi
+	if [ -z "$mem" ] || [ "$limit" != $((mem * 1024)) ]; then
+		fail "qemu's hard_limit ${limit:-none} KiB, the job has ${mem:-?}M"
+	elif [ -z "$cg" ] || [ "$(cat "$cg/memory.limit_in_bytes")" != $((mem << 20)) ]; then
+		fail "qemu's memory cgroup ${cg:-none} is not bounded at ${mem}M"
+	else
+		ok "qemu bounded at the job's ${mem}M (libvirt memtune, $cg)"
 	fi
 }
 DRAIN_CASES+=(root_job_with_allowroot)
