@@ -189,16 +189,6 @@ static void write_memory(struct xw *x, const struct plan *plan)
 	xw_check(x, xmlTextWriterWriteFormatString(x->w, "%" PRIu64,
 						   plan->mem_mib));
 	end(x);
-	/* qemu runs outside the job's cgroup: libvirt's bounds it. */
-	if (plan->mem_limit_mib) {
-		start(x, "memtune");
-		start(x, "hard_limit");
-		attr(x, "unit", "MiB");
-		xw_check(x, xmlTextWriterWriteFormatString(
-				    x->w, "%" PRIu64, plan->mem_limit_mib));
-		end(x);
-		end(x);
-	}
 	if (!plan->hugepage_kib)
 		return;
 	start(x, "memoryBacking");

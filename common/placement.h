@@ -132,8 +132,8 @@ struct plan {
 	unsigned n_cells;
 	struct plan_cell *cells;
 	uint64_t mem_mib;
-	/* qemu's bound (<memtune><hard_limit>): the job's memory, or the
-	 * guest's plus the overhead where --vm-mem takes all of it */
+	/* qemu's bound (a live hard_limit, hv_create): the job's memory, or
+	 * the guest's plus the overhead where --vm-mem takes all of it */
 	uint64_t mem_limit_mib;
 	unsigned hugepage_kib;
 	char *emulator_cpus; /* list syntax */

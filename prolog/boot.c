@@ -329,7 +329,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 		res = PROLOG_NODE_FAULT;
 		goto out;
 	}
-	if (hv_create(hv, xml) == 0)
+	if (hv_create(hv, xml, p->plan.mem_limit_mib) == 0)
 		res = PROLOG_OK;
 	else
 		prolog_record_reason(

@@ -160,9 +160,6 @@ static void test_cpus_and_memory(void **state)
 	assert_xpath(c, "/domain/cpu/numa/cell[@id='0']/@cpus", "0-7");
 	assert_xpath(c, "/domain/cpu/numa/cell[@id='0']/@memory", "15872");
 	assert_xpath(c, "/domain/memory", "15872");
-	/* qemu, outside the job's cgroup, bounded by the job's memory */
-	assert_xpath(c, "/domain/memtune/hard_limit", "16384");
-	assert_xpath(c, "/domain/memtune/hard_limit/@unit", "MiB");
 	assert_xpath(c, "/domain/numatune/memnode[@cellid='0']/@nodeset", "1");
 	assert_xpath(c, "/domain/numatune/memnode/@mode", "strict");
 	assert_xpath(c, "/domain/os/type/@machine", "q35");
