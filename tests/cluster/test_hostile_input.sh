@@ -79,6 +79,12 @@ else
 	ok "reason: the job's user's (0400), another user cannot read it"
 fi
 scancel "$job"
+harness_wait 60 "job $job to end" bash -c \
+	"squeue -h -j $job -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED'" ||
+	fail "reason: job $job did not end"
+# (its epilog: the node completes it, then is idle again)
+harness_wait 60 "the node to finish job $job" bash -c \
+	"sinfo -h -N -o %t | grep -vqx 'comp'" || true
 
 # The logger keeps one message on one line.
 if grep -q '^FAKE LOG LINE' "$HARNESS_VM_LOG"; then

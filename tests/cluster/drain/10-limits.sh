@@ -57,7 +57,7 @@ DRAIN_CASES+=(root_job_without_allowroot)
 # root in the guest. Its qemu, outside the job's cgroup, is bounded by the
 # job's memory (<memtune><hard_limit>, applied by libvirt's cgroup).
 drain_root_job_with_allowroot() {
-	local job out dom mem limit cg
+	local job out dom mem limit cg cglimit=
 	harness_vmconf_set AllowRoot yes
 	job=$(cd "$work" && "$raw" "$work" \
 		$'#!/bin/sh\nsrun id -u\necho "step exit $?"\nsleep 60\n' \
@@ -68,8 +68,12 @@ drain_root_job_with_allowroot() {
 	limit=$(virsh memtune "$dom" 2>/dev/null | awk '/hard_limit/ {print $3}')
 	mem=$(sed -n "s/.*job $job: node .*, memory \([0-9]*\)M.*/\1/p" "$HARNESS_VM_LOG" | head -1)
 	cg=$(find /sys/fs/cgroup/memory/machine -maxdepth 1 -name "*job?$job*" 2>/dev/null | head -1)
+	[ -n "$cg" ] && cglimit=$(cat "$cg/memory.limit_in_bytes")
 	scancel "$job"
 	drain_wait_end "$job" || fail "root job $job did not end"
+	# Its epilog stops the guest: the node completes the job meanwhile.
+	harness_wait 120 "the node to finish job $job" bash -c \
+		"sinfo -h -N -o %t | grep -vqx 'comp'" || true
 	out=$(cat "$work/raw-$job.out" 2>/dev/null || true)
 	if grep -qx 0 <<<"$out" && grep -q "step exit 0" <<<"$out"; then
 		ok "a root job with AllowRoot=yes runs as root in its guest"
@@ -78,8 +82,8 @@ drain_root_job_with_allowroot() {
 	fi
 	if [ -z "$mem" ] || [ "$limit" != $((mem * 1024)) ]; then
 		fail "qemu's hard_limit ${limit:-none} KiB, the job has ${mem:-?}M"
-	elif [ -z "$cg" ] || [ "$(cat "$cg/memory.limit_in_bytes")" != $((mem << 20)) ]; then
-		fail "qemu's memory cgroup ${cg:-none} is not bounded at ${mem}M"
+	elif [ "$cglimit" != $((mem << 20)) ]; then
+		fail "qemu's memory cgroup ${cg:-none}: limit ${cglimit:-none}, not ${mem}M"
 	else
 		ok "qemu bounded at the job's ${mem}M (libvirt memtune, $cg)"
 	fi
