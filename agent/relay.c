@@ -34,6 +34,10 @@
 
 #define MAX_CLIENTS	    256
 #define MAX_CLIENT_SESSIONS 16
+/* Tasks running in the guest at once: a session lives no longer than its
+ * task connection, whatever the guest does, and no more than this many. */
+#define MAX_SESSIONS	    512
+#define SESSION_BUCKETS	    256 /* power of two; ids are sequential */
 #define MAX_GROUPS	    PROTO_MAX_GROUPS
 #define CHANNEL_HIGH_WATER  (4u * 1024 * 1024)
 /* A well-behaved agent never has more than a window per stream in flight
@@ -53,13 +57,16 @@ struct client {
 	struct proto_buf out;
 	bool said_hello, answered, closing;
 	uint64_t nonce;
+	struct rsession *sessions;
 	unsigned nsessions;
 };
 
+/* A task of a connected client: it ends with the client. */
 struct rsession {
-	struct rsession *next;
+	struct rsession *hnext; /* in relay.by_id[] */
+	struct rsession *cnext; /* in c->sessions */
 	uint32_t id, local;
-	struct client *c; /* NULL once its client went away */
+	struct client *c;
 };
 
 enum chan_state { CHAN_DOWN, CHAN_HELLO_SENT, CHAN_READY };
@@ -81,7 +88,8 @@ static struct {
 	struct proto_buf out;
 	struct client *clients;
 	unsigned nclients;
-	struct rsession *sessions;
+	struct rsession *by_id[SESSION_BUCKETS];
+	unsigned nsessions;
 	uint32_t next_id;
 	bool quit;
 } relay = {
@@ -90,9 +98,17 @@ static struct {
 
 /* ---- sessions and clients ---- */
 
+static void client_error(struct client *c, uint32_t session, int code,
+			 const char *fmt, ...) _printf_(4, 5);
+
+static struct rsession **session_bucket(uint32_t id)
+{
+	return &relay.by_id[id & (SESSION_BUCKETS - 1)];
+}
+
 static struct rsession *session_by_id(uint32_t id)
 {
-	for (struct rsession *s = relay.sessions; s; s = s->next)
+	for (struct rsession *s = *session_bucket(id); s; s = s->hnext)
 		if (s->id == id)
 			return s;
 	return NULL;
@@ -100,28 +116,67 @@ static struct rsession *session_by_id(uint32_t id)
 
 static struct rsession *session_by_local(struct client *c, uint32_t local)
 {
-	for (struct rsession *s = relay.sessions; s; s = s->next)
-		if (s->c == c && s->local == local)
+	for (struct rsession *s = c->sessions; s; s = s->cnext)
+		if (s->local == local)
 			return s;
 	return NULL;
+}
+
+static void session_add(struct rsession *s)
+{
+	struct rsession **bucket = session_bucket(s->id);
+
+	s->hnext = *bucket;
+	*bucket = s;
+	s->cnext = s->c->sessions;
+	s->c->sessions = s;
+	s->c->nsessions++;
+	relay.nsessions++;
 }
 
 static void session_free(struct rsession *s)
 {
 	struct rsession **pp;
 
-	for (pp = &relay.sessions; *pp; pp = &(*pp)->next)
+	for (pp = session_bucket(s->id); *pp; pp = &(*pp)->hnext)
 		if (*pp == s) {
-			*pp = s->next;
+			*pp = s->hnext;
 			break;
 		}
-	if (s->c)
-		s->c->nsessions--;
+	for (pp = &s->c->sessions; *pp; pp = &(*pp)->cnext)
+		if (*pp == s) {
+			*pp = s->cnext;
+			break;
+		}
+	s->c->nsessions--;
+	relay.nsessions--;
 	free(s);
 }
 
-static void client_error(struct client *c, uint32_t session, int code,
-			 const char *fmt, ...) _printf_(4, 5);
+/* Its task is gone on the host: end it in the guest and forget it now, not
+ * when the guest says it exited (a hostile guest never does). */
+static void session_end(struct rsession *s)
+{
+	if (relay.state == CHAN_READY) {
+		proto_put_signal(&relay.out, s->id, SIGKILL);
+		proto_put_eof(&relay.out, s->id, PROTO_STDOUT);
+		proto_put_eof(&relay.out, s->id, PROTO_STDERR);
+	}
+	session_free(s);
+}
+
+/* Every session ends with @code and @reason for its task. */
+static void sessions_fail_all(int code, const char *reason, bool forget)
+{
+	for (struct client *c = relay.clients; c; c = c->next)
+		for (struct rsession *s = c->sessions, *next; s; s = next) {
+			next = s->cnext;
+			client_error(c, s->local, code, "%s", reason);
+			if (forget)
+				session_free(s);
+		}
+}
+
 static void client_error(struct client *c, uint32_t session, int code,
 			 const char *fmt, ...)
 {
@@ -144,21 +199,8 @@ static void client_free(struct client *c)
 {
 	struct client **pp;
 
-	for (struct rsession *s = relay.sessions, *next; s; s = next) {
-		next = s->next;
-		if (s->c != c)
-			continue;
-		/* Its task is gone on the host: end it in the guest. */
-		if (relay.state == CHAN_READY) {
-			proto_put_signal(&relay.out, s->id, SIGKILL);
-			proto_put_eof(&relay.out, s->id, PROTO_STDOUT);
-			proto_put_eof(&relay.out, s->id, PROTO_STDERR);
-			s->c->nsessions--;
-			s->c = NULL;
-		} else {
-			session_free(s);
-		}
-	}
+	while (c->sessions)
+		session_end(c->sessions);
 	for (pp = &relay.clients; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
@@ -233,19 +275,14 @@ static void channel_reset(const char *fmt, ...)
 			 "the guest died: its agent channel %s (the job's VM "
 			 "crashed, was shut down or its agent failed)",
 			 why);
-		log_error("%s", relay.dead_reason);
-	} else {
+		if (guest_log_ok())
+			log_error("%s", relay.dead_reason);
+	} else if (guest_log_ok()) {
 		log_warn("guest agent channel %s before the agent was ready",
 			 why);
 	}
 	relay.state = CHAN_DOWN;
-	for (struct rsession *s = relay.sessions, *next; s; s = next) {
-		next = s->next;
-		if (s->c)
-			client_error(s->c, s->local, EHOSTDOWN, "%s",
-				     relay.dead_reason);
-		session_free(s);
-	}
+	sessions_fail_all(EHOSTDOWN, relay.dead_reason, true);
 	if (relay.was_ready)
 		for (struct client *c = relay.clients; c; c = c->next)
 			client_guest_dead(c);
@@ -271,7 +308,10 @@ static void channel_try_connect(void)
 	h.nonce = relay.nonce;
 	proto_reader_reset(&relay.rd, true);
 	proto_put_hello(&relay.out, &h);
-	log_info("connected to the guest channel %s", relay.channel_path);
+	/* A guest can make us reconnect every RETRY_MS. */
+	if (guest_log_ok())
+		log_info("connected to the guest channel %s",
+			 relay.channel_path);
 }
 
 static void guest_hello(const struct proto_frame *f)
@@ -305,7 +345,8 @@ static void guest_ready(void)
 	relay.state = CHAN_READY;
 	relay.was_ready = true;
 	relay.dead_reason[0] = '\0';
-	log_info("guest agent '%s' is ready", relay.identity);
+	if (guest_log_ok())
+		log_info("guest agent '%s' is ready", relay.identity);
 	for (struct client *c = relay.clients; c; c = c->next)
 		if (c->said_hello && !c->answered)
 			client_hello(c);
@@ -377,7 +418,7 @@ static void guest_session_frame(const struct proto_frame *f)
 		free(er);
 	}
 	c = s->c;
-	if (c && proto_buf_pending(&c->out) > CLIENT_OUT_LIMIT) {
+	if (proto_buf_pending(&c->out) > CLIENT_OUT_LIMIT) {
 		log_error("the guest ignored flow control on session %u: "
 			  "killing it",
 			  s->id);
@@ -385,16 +426,11 @@ static void guest_session_frame(const struct proto_frame *f)
 			     "the guest agent ignored flow control; the task "
 			     "was killed");
 		client_close_later(c);
-		proto_put_signal(&relay.out, s->id, SIGKILL);
-		proto_put_eof(&relay.out, s->id, PROTO_STDOUT);
-		proto_put_eof(&relay.out, s->id, PROTO_STDERR);
-		c->nsessions--;
-		s->c = NULL;
+		session_end(s);
 		return;
 	}
-	if (c)
-		proto_put_frame(&c->out, f->hdr.kind, 0, s->local, f->payload,
-				f->length);
+	proto_put_frame(&c->out, f->hdr.kind, 0, s->local, f->payload,
+			f->length);
 	if (f->hdr.kind == PROTO_EXIT || fatal)
 		session_free(s);
 }
@@ -455,8 +491,9 @@ static void channel_read(void)
 	while (relay.chan_fd >= 0 && (k = proto_reader_next(&relay.rd, &f))) {
 		if (k < 0) {
 			/* Garbage: start over with a clean conversation. */
-			log_error("malformed data from the guest (%s)",
-				  strerror(-k));
+			if (guest_log_ok())
+				log_error("malformed data from the guest (%s)",
+					  strerror(-k));
 			channel_reset("sent malformed data");
 			return;
 		}
@@ -512,44 +549,52 @@ static uint32_t session_new_id(void)
 	}
 }
 
-static int client_exec(struct client *c, const struct proto_frame *f)
+static int session_start(struct client *c, uint32_t local,
+			 const struct proto_exec *m)
 {
-	struct rsession *s;
-	struct proto_exec m;
+	struct rsession *s = calloc(1, sizeof(*s));
 	int r;
 
-	if (session_by_local(c, f->hdr.session) ||
-	    c->nsessions >= MAX_CLIENT_SESSIONS)
-		return -EBADMSG;
-	r = proto_decode_exec(f->payload, f->length, &m);
-	if (r < 0)
-		return r;
-	if (exec_check(c, &m) < 0) {
-		client_error(c, f->hdr.session, EPERM,
-			     "permission denied: a task of this job runs as "
-			     "uid %u with the caller's groups",
-			     (unsigned)relay.uid);
-		proto_exec_free(&m);
-		return 0;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		proto_exec_free(&m);
+	if (!s)
 		return -ENOMEM;
-	}
 	s->id = session_new_id();
-	s->local = f->hdr.session;
+	s->local = local;
 	s->c = c;
-	r = proto_put_exec(&relay.out, s->id, &m);
-	proto_exec_free(&m);
+	r = proto_put_exec(&relay.out, s->id, m);
 	if (r < 0) {
 		free(s);
 		return r;
 	}
-	s->next = relay.sessions;
-	relay.sessions = s;
-	c->nsessions++;
+	session_add(s);
 	return 0;
+}
+
+static int client_exec(struct client *c, const struct proto_frame *f)
+{
+	struct proto_exec m;
+	int r;
+
+	if (session_by_local(c, f->hdr.session))
+		return -EBADMSG;
+	r = proto_decode_exec(f->payload, f->length, &m);
+	if (r < 0)
+		return r;
+	if (c->nsessions >= MAX_CLIENT_SESSIONS ||
+	    relay.nsessions >= MAX_SESSIONS)
+		client_error(c, f->hdr.session, EAGAIN,
+			     "too many tasks: this job's VM runs at most %u "
+			     "at once, %u per connection; start fewer tasks "
+			     "on this node",
+			     MAX_SESSIONS, MAX_CLIENT_SESSIONS);
+	else if (exec_check(c, &m) < 0)
+		client_error(c, f->hdr.session, EPERM,
+			     "permission denied: a task of this job runs as "
+			     "uid %u with the caller's groups",
+			     (unsigned)relay.uid);
+	else
+		r = session_start(c, f->hdr.session, &m);
+	proto_exec_free(&m);
+	return r;
 }
 
 static bool client_frame_valid(const struct proto_frame *f)
@@ -1028,11 +1073,13 @@ static int parse_args(int argc, char **argv)
 			return -EINVAL;
 		}
 	}
+	/* A root job's relay only where vm.conf's AllowRoot=yes says so. */
 	if (optind < argc || !relay.channel_path || !relay.socket_path ||
-	    !relay.have_uid || relay.uid == 0) {
+	    !relay.have_uid || (relay.uid == 0 && !relay.allow_root)) {
 		usage(stderr);
 		return log_errno(EINVAL, "need --channel, --socket and a "
-					 "non-root --uid");
+					 "non-root --uid (--uid 0 only with "
+					 "--allow-root)");
 	}
 	if (!relay.have_gid)
 		relay.gid = relay.uid;
@@ -1043,8 +1090,6 @@ static void cleanup(void)
 {
 	while (relay.clients)
 		client_free(relay.clients);
-	while (relay.sessions)
-		session_free(relay.sessions);
 	if (relay.dir_fd >= 0)
 		unlinkat(relay.dir_fd, relay.sock_name, 0);
 	else if (relay.socket_path)
@@ -1091,10 +1136,7 @@ int main(int argc, char **argv)
 	if (relay.was_ready || relay.state == CHAN_READY) {
 		snprintf(relay.dead_reason, sizeof(relay.dead_reason),
 			 "the job's VM relay is shutting down");
-		for (struct rsession *s = relay.sessions; s; s = s->next)
-			if (s->c)
-				client_error(s->c, s->local, EHOSTDOWN, "%s",
-					     relay.dead_reason);
+		sessions_fail_all(EHOSTDOWN, relay.dead_reason, false);
 		for (struct client *c = relay.clients; c; c = c->next)
 			proto_buf_write(&c->out, c->fd); /* best effort */
 	}

@@ -3,6 +3,7 @@
 
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -65,16 +66,49 @@ static bool hv_no_domain(void)
 	return e && e->code == VIR_ERR_NO_DOMAIN;
 }
 
-int hv_create(struct hypervisor *hv, const char *xml)
+/* Set live, not as <memtune> in the XML: for a hard_limit in the XML libvirt
+ * also raises qemu's RLIMIT_MEMLOCK to it, which needs CAP_SYS_RESOURCE
+ * (containers lack it) and is no bound we need. Without a memory cgroup
+ * (libvirt says so) qemu stays unbounded: the prolog's plan still keeps the
+ * guest's memory within the job's. */
+static void hv_bound_memory(virDomainPtr dom, uint64_t mib)
 {
-	virDomainPtr dom = virDomainCreateXML(hv->conn, xml, 0);
+	virTypedParameterPtr params = NULL;
+	int n = 0, max = 0;
+
+	if (virTypedParamsAddULLong(&params, &n, &max,
+				    VIR_DOMAIN_MEMORY_HARD_LIMIT,
+				    mib * 1024) < 0 ||
+	    virDomainSetMemoryParameters(dom, params, n,
+					 VIR_DOMAIN_AFFECT_LIVE) < 0)
+		log_warn("qemu of guest %s is not bounded at %" PRIu64
+			 " MiB: %s; check that libvirt has the memory cgroup "
+			 "controller",
+			 virDomainGetName(dom), mib, hv_last_error());
+	virTypedParamsFree(params, n);
+}
+
+int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib)
+{
+	virDomainPtr dom = virDomainCreateXML(
+		hv->conn, xml, mem_limit_mib ? VIR_DOMAIN_START_PAUSED : 0);
+	int r = 0;
 
 	if (!dom) {
 		log_error("libvirt refused the guest: %s", hv_last_error());
 		return -EIO;
 	}
+	if (mem_limit_mib) {
+		hv_bound_memory(dom, mem_limit_mib);
+		if (virDomainResume(dom) < 0) {
+			log_error("libvirt cannot resume the guest: %s",
+				  hv_last_error());
+			virDomainDestroy(dom);
+			r = -EIO;
+		}
+	}
 	virDomainFree(dom);
-	return 0;
+	return r;
 }
 
 int hv_is_running(struct hypervisor *hv, const char *name)

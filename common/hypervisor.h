@@ -9,14 +9,17 @@
  * already gone is success for every teardown call (idempotent epilog).
  */
 #include <stdbool.h>
+#include <stdint.h>
 
 struct hypervisor;
 
 int hv_open(const char *uri, struct hypervisor **hv);
 void hv_close(struct hypervisor *hv);
 
-/* Starts a transient domain from @xml. */
-int hv_create(struct hypervisor *hv, const char *xml);
+/* Starts a transient domain from @xml. With @mem_limit_mib, qemu's memory
+ * hard limit (its cgroup) is set before the guest runs a single
+ * instruction: the domain starts paused and is resumed after. */
+int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib);
 /* Is a domain of that name running? 1 yes, 0 no, <0 error. */
 int hv_is_running(struct hypervisor *hv, const char *name);
 /* ACPI shutdown, then destroy when it is not gone after @timeout_s. */

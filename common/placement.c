@@ -267,7 +267,14 @@ static int plan_cpus(hwloc_topology_t h, hwloc_const_bitmap_t job, unsigned max,
 	for (int i = 0; i < n_nodes; i++)
 		nodes[i] = hwloc_get_obj_by_type(h, HWLOC_OBJ_NUMANODE, i);
 	qsort(nodes, n_nodes, sizeof(*nodes), cmp_node);
-	w.max = max && max < npu ? max : npu;
+	/* A guest wider than the job would run vCPUs on other jobs' CPUs. */
+	if (max > npu)
+		return refuse(plan, PLAN_REFUSE_CPUS, EINVAL,
+			      "--vm-cpus=%u is more than the %u CPUs the job "
+			      "has on this node; lower --vm-cpus or ask for "
+			      "more CPUs (-c, --ntasks-per-node)",
+			      max, npu);
+	w.max = max ? max : npu;
 	w.per_core = per_core;
 	for (int i = 0; i < n_nodes && plan->n_vcpus < w.max; i++) {
 		struct plan_cell *cell = &plan->cells[plan->n_cells];
@@ -363,13 +370,22 @@ static int plan_memory(hwloc_topology_t h, const struct plan_request *req,
 		return refuse(plan, PLAN_REFUSE_MEMORY, EINVAL,
 			      "huge page size %u KiB: use 2M or 1G",
 			      plan->hugepage_kib);
-	if (req->mem_mib <= req->mem_overhead_mib)
+	/* Slurm gave the job mem_mib here: a guest beyond it would take
+	 * other jobs' memory. */
+	if (req->guest_mem_mib > req->mem_mib)
+		return refuse(plan, PLAN_REFUSE_MEMORY, ENOMEM,
+			      "--vm-mem=%" PRIu64 "M is more than the %" PRIu64
+			      "M the job has on this node; lower --vm-mem or "
+			      "raise --mem",
+			      req->guest_mem_mib, req->mem_mib);
+	if (!req->guest_mem_mib && req->mem_mib <= req->mem_overhead_mib)
 		return refuse(plan, PLAN_REFUSE_MEMORY, ENOMEM,
 			      "the job's %" PRIu64
 			      " MiB leave nothing after the "
 			      "%" PRIu64 " MiB overhead (MemOverhead)",
 			      req->mem_mib, req->mem_overhead_mib);
-	guest = req->mem_mib - req->mem_overhead_mib;
+	guest = req->guest_mem_mib ? req->guest_mem_mib
+				   : req->mem_mib - req->mem_overhead_mib;
 	for (unsigned i = 0; i < plan->n_cells; i++) {
 		struct plan_cell *c = &plan->cells[i];
 		uint64_t m = i + 1 == plan->n_cells
@@ -388,6 +404,9 @@ static int plan_memory(hwloc_topology_t h, const struct plan_request *req,
 		if (r < 0)
 			return r;
 	}
+	plan->mem_limit_mib = plan->mem_mib + req->mem_overhead_mib;
+	if (plan->mem_limit_mib < req->mem_mib)
+		plan->mem_limit_mib = req->mem_mib;
 	return 0;
 }
 

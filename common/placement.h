@@ -74,6 +74,8 @@ struct plan_request {
 	const char *housekeeping; /* CpuSpecList as OS CPUs; NULL: none */
 	unsigned max_vcpus;	  /* --vm-cpus; 0: all the job's CPUs */
 	uint64_t mem_mib;	  /* job's memory on the node */
+	/* --vm-mem, at most mem_mib; 0: mem_mib less mem_overhead_mib */
+	uint64_t guest_mem_mib;
 	uint64_t mem_overhead_mib;
 	unsigned hugepage_kib; /* 0 (none), 2048 or 1048576 */
 	bool require_locality;
@@ -130,6 +132,9 @@ struct plan {
 	unsigned n_cells;
 	struct plan_cell *cells;
 	uint64_t mem_mib;
+	/* qemu's bound (a live hard_limit, hv_create): the job's memory, or
+	 * the guest's plus the overhead where --vm-mem takes all of it */
+	uint64_t mem_limit_mib;
 	unsigned hugepage_kib;
 	char *emulator_cpus; /* list syntax */
 	bool emulator_on_job_cpus;

@@ -50,13 +50,18 @@ void prolog_record_reason(struct prolog *p, const char *fmt, ...)
 	off_t size;
 	ssize_t n;
 
+	/* The job's tasks read it as the job user; it may hold the guest's
+	 * console, so nobody else may (the directory's name is no secret). */
 	fd = openat(p->state_fd, REASON_FILE,
 		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
+		    0400);
 	if (fd < 0)
 		return;
 	p->reason_recorded = true;
-	fchmod(fd, 0644);
+	if (fchown(fd, p->req.user ? p->req.uid : 0, 0) < 0 ||
+	    fchmod(fd, 0400) < 0)
+		log_errno(errno, "job %u: cannot hand %s/%s to its user",
+			  p->req.job_id, p->state_path, REASON_FILE);
 	va_start(ap, fmt);
 	vdprintf(fd, fmt, ap);
 	va_end(ap);
@@ -369,7 +374,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 		res = PROLOG_NODE_FAULT;
 		goto out;
 	}
-	if (hv_create(hv, xml) == 0)
+	if (hv_create(hv, xml, p->plan.mem_limit_mib) == 0)
 		res = PROLOG_OK;
 	else
 		prolog_record_reason(
@@ -401,6 +406,7 @@ static enum prolog_result boot_relay(struct prolog *p)
 	char *const argv[] = { relay, "--channel", channel, "--socket", sock,
 			       "--uid", uid, "--gid", gid, "--daemon",
 			       "--pidfile", pidfile, "--log-file", logfile,
+			       p->conf.allow_root ? "--allow-root" : NULL,
 			       NULL };
 	/* clang-format on */
 	r = run_wait(argv, 30, out, sizeof(out));

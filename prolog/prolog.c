@@ -27,6 +27,19 @@
 #include "strutil.h"
 #include "taskenv.h"
 
+/* A root job's tasks would run as root in the guest: the admin decides
+ * (AllowRoot=), and saying no is the job's fault, never the node's. */
+static enum prolog_result prolog_check_root(struct prolog *p)
+{
+	if (p->req.uid != 0 || p->conf.allow_root)
+		return PROLOG_OK;
+	log_error("job %u: refused: the job runs as root and AllowRoot=no in "
+		  "vm.conf on this node: submit it as an ordinary user, or "
+		  "ask the admin for AllowRoot=yes",
+		  p->req.job_id);
+	return PROLOG_JOB_FAULT;
+}
+
 static enum prolog_result prolog_check_image(struct prolog *p)
 {
 	const struct vm_request *req = &p->req;
@@ -159,7 +172,8 @@ static enum prolog_result prolog_plan(struct prolog *p)
 	struct plan_request pr = {
 		.cpus = p->alloc.cpus,
 		.max_vcpus = p->req.cpus,
-		.mem_mib = p->req.mem_mib ? p->req.mem_mib : p->alloc.mem_mib,
+		.mem_mib = p->alloc.mem_mib,
+		.guest_mem_mib = p->req.mem_mib,
 		.mem_overhead_mib = p->spec.mem_overhead_mib
 					    ? p->spec.mem_overhead_mib
 					    : p->conf.mem_overhead_mb,
@@ -172,9 +186,6 @@ static enum prolog_result prolog_plan(struct prolog *p)
 	};
 	_cleanup_free_ char *summary = NULL;
 
-	/* --vm-mem is the guest's memory: no overhead comes off it. */
-	if (p->req.mem_mib)
-		pr.mem_overhead_mib = 0;
 	if (plan_compute(p->topo, &pr, &p->plan) < 0) {
 		log_error("job %u: refused: %s", p->req.job_id, p->plan.reason);
 		return PROLOG_JOB_FAULT;
@@ -392,6 +403,7 @@ static enum prolog_result prolog_run(struct prolog *p)
 		return PROLOG_JOB_FAULT;
 	}
 	res = prolog_own_state(p);
+	res = prolog_phase(p, "root", prolog_check_root, res);
 	res = prolog_phase(p, "check", prolog_check_image, res);
 	res = prolog_phase(p, "alloc", prolog_resolve_alloc, res);
 	res = prolog_phase(p, "plan", prolog_plan, res);

@@ -89,9 +89,11 @@ start_agent() {
 	return 1
 }
 
+# (Asks the relay: after a hostile guest its log lines are rate limited.)
 wait_relay_ready() {
 	for _ in $(seq 50); do
-		tail -n 1 "$work/relay.log" | grep -q "is ready" && return 0
+		[ "$(as svmtest --timeout 2 --wait-ready 2>/dev/null)" = test-guest ] &&
+			return 0
 		sleep 0.1
 	done
 	return 1
@@ -101,7 +103,7 @@ wait_relay_ready() {
 as() {
 	local user=$1
 	shift
-	(cd /tmp && setpriv --reuid="$user" --regid="$user" --init-groups \
+	(cd /tmp && setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups \
 		"$exec_bin" --socket "$sock" --timeout 20 "$@")
 }
 
@@ -185,7 +187,7 @@ rc=$?
 	pass "missing command: 127 and a message" || fail "missing command: $rc '$out'"
 
 # 4. Signals reach the task's process group.
-(cd /tmp && exec setpriv --reuid=svmtest --regid=svmtest --init-groups \
+(cd /tmp && exec setpriv --reuid=svmtest --regid="$gid" --init-groups \
 	"$exec_bin" --socket "$sock" -- sh -c 'trap "echo got-usr1; exit 3" USR1;
 	echo up; while :; do sleep 0.1; done' >"$work/sig.out" 2>&1) &
 spid=$!
@@ -203,7 +205,7 @@ sleep 1
 head -c 10M /dev/urandom >"$work/in"
 chmod 644 "$work/in"
 want=$(sha256sum <"$work/in" | cut -d' ' -f1)
-got=$(timeout 120 bash -c "cd /tmp && setpriv --reuid=svmtest --regid=svmtest \
+got=$(timeout 120 bash -c "cd /tmp && setpriv --reuid=svmtest --regid=$gid \
 	--init-groups '$exec_bin' --socket '$sock' -- cat <'$work/in'" |
 	sha256sum | cut -d' ' -f1)
 [ "$got" = "$want" ] && pass "10 MB through cat next to a stalled task" ||
@@ -223,7 +225,7 @@ case $out in
 esac
 
 out=$(printf 'typed\n' | timeout 20 bash -c "cd /tmp && setpriv --reuid=svmtest \
-	--regid=svmtest --init-groups '$exec_bin' --socket '$sock' --pty -- \
+	--regid=$gid --init-groups '$exec_bin' --socket '$sock' --pty -- \
 	sh -c 'cat; echo done'" | tr -d '\r')
 echo "$out" | grep -q done && pass "pty: stdin EOF ends cat" ||
 	fail "pty stdin EOF: '$out'"
@@ -315,7 +317,7 @@ rc=$?
 # 8b. A hostile task connection (the job user is not trusted either):
 # garbage, then EXECs for identities the caller does not have.
 if command -v python3 >/dev/null; then
-	out=$(cd /tmp && setpriv --reuid=svmtest --regid=svmtest --init-groups \
+	out=$(cd /tmp && setpriv --reuid=svmtest --regid="$gid" --init-groups \
 		"$py" - "$sock" "$(id -u svmtest2)" 2>&1 <<'PY'
 import os, socket, struct, sys
 path, other = sys.argv[1], int(sys.argv[2])
@@ -362,6 +364,15 @@ PY
 		fail "hostile task connections: $out"
 	kill -0 "$relay_pid" || fail "relay died on a hostile task connection"
 fi
+
+# A root job's relay: only where vm.conf says AllowRoot=yes (the prolog
+# passes --allow-root then, and refuses the job otherwise).
+out=$("$relay_bin" --channel "$chan" --socket "$work/root/relay.sock" \
+	--uid 0 --gid 0 2>&1)
+rc=$?
+[ $rc = 2 ] && grep -q "only with --allow-root" <<<"$out" &&
+	pass "relay refuses --uid 0 without --allow-root" ||
+	fail "relay --uid 0 without --allow-root: $rc '$out'"
 
 # 9. The host side reconnects: restart the relay, the agent serves it.
 kill "$relay_pid"
@@ -410,6 +421,7 @@ if command -v python3 >/dev/null; then
 	wait "$agent_pid" 2>/dev/null
 	agent_pid=""
 	rm -f "$chan"
+	log_mark=$(wc -l <"$work/relay.log")
 	python3 - "$chan" >"$work/evil.log" 2>&1 <<'PY' &
 import os, socket, struct, sys, time
 path = sys.argv[1]
@@ -437,7 +449,8 @@ attacks = [
     lambda c: [c.sendall(frame(3, 1, b"\0" * 65536, flags=1)) for _ in range(40)],
     lambda c: c.sendall(frame(9, 0, struct.pack(">I", 1) + struct.pack(">I", 4) + b"\x1b[2\0")),
     lambda c: [c.sendall(frame(10, 0, b"\0" * 8) * 1000) for _ in range(20)],
-]
+] + [lambda c: c.sendall(b"\xff" * 64)] * 4
+
 for attack in attacks:
     c, _ = srv.accept()
     c.settimeout(5)
@@ -458,6 +471,87 @@ PY
 	rss=$(awk '/VmRSS/ {print $2}' /proc/"$relay_pid"/status)
 	[ "${rss:-999999}" -lt 131072 ] && pass "relay RSS ${rss} kB" ||
 		fail "relay RSS ${rss} kB after a hostile guest"
+	# Each reset costs the guest a reconnection, not a log line.
+	lines=$(sed -n "$((log_mark + 1)),\$p" "$work/relay.log" | grep -vc " debug: ")
+	[ "$lines" -le 25 ] && pass "hostile guest: $lines relay log lines" ||
+		fail "hostile guest: $lines relay log lines, not rate limited"
+
+	# 13. A guest that never ends a task: the relay forgets the tasks of a
+	# client that hung up (40 x 16 of them), and refuses tasks beyond its
+	# limit (512) with a message that says so.
+	rm -f "$chan"
+	"$py" - "$chan" >"$work/silent.log" 2>&1 <<'PY' &
+import socket, struct, sys
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(sys.argv[1])
+srv.listen(1)
+c, _ = srv.accept()
+data = b""
+while len(data) < 28:
+    data += c.recv(4096)
+def frame(kind, payload):
+    return struct.pack(">HBBIIHH", 0x5653, 1, kind, 0, len(payload), 0, 0) + payload
+c.sendall(frame(1, b"\0\1\0\1" + data[20:28] + struct.pack(">I", 5) + b"deaf\0"))
+c.sendall(frame(2, b""))
+while c.recv(1 << 16):
+    pass
+PY
+	silent=$!
+	out=$(cd /tmp && setpriv --reuid=svmtest --regid="$gid" --init-groups \
+		"$py" - "$sock" 2>&1 <<'PY'
+import os, socket, struct, sys, time
+path = sys.argv[1]
+def frame(kind, session, payload):
+    return struct.pack(">HBBIIHH", 0x5653, 1, kind, session, len(payload), 0, 0) + payload
+def s(x):
+    x = x.encode() + b"\0"
+    return struct.pack(">I", len(x)) + x
+def frames(c, until):
+    buf, got = b"", []
+    while True:
+        while len(buf) >= 16:
+            _, _, kind, sess, n, _, _ = struct.unpack(">HBBIIHH", buf[:16])
+            if len(buf) < 16 + n:
+                break
+            got.append((kind, buf[16:16 + n]))
+            buf = buf[16 + n:]
+            if kind == until:
+                return got
+        chunk = c.recv(65536)
+        if not chunk:
+            return got
+        buf += chunk
+def conn():
+    for _ in range(100):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(path)
+        c.settimeout(10)
+        c.sendall(frame(1, 0, b"\0\1\0\1" + b"\0" * 8 + s("")))
+        if any(k == 2 for k, _ in frames(c, 2)):
+            return c
+        c.close()
+        time.sleep(0.2)
+    raise SystemExit("the relay never became ready")
+ex = struct.pack(">IIIIHHIII", os.getuid(), os.getgid(), 0, 0, 0, 0, 0, 1, 0) + s("/") + s("sleep")
+def sixteen(c):
+    c.sendall(b"".join(frame(3, i, ex) for i in range(1, 17)) + frame(10, 0, b"\0" * 8))
+    return [p for k, p in frames(c, 11) if k == 9]
+for _ in range(40):
+    c = conn()
+    sixteen(c)
+    c.close()
+time.sleep(0.5)
+conns = [conn() for _ in range(33)]
+errors = [e for c in conns for e in sixteen(c)]
+print("refused", len(errors), sum(b"too many tasks" in e for e in errors))
+PY
+)
+	kill "$silent" 2>/dev/null
+	wait "$silent" 2>/dev/null
+	[ "$out" = "refused 16 16" ] &&
+		pass "relay forgets a gone client's tasks and refuses the 513th: too many tasks" ||
+		fail "session limits: $out"
+	kill -0 "$relay_pid" || fail "relay died with too many tasks"
 	rm -f "$chan"
 	start_agent || fail "agent restart"
 	wait_relay_ready

@@ -63,6 +63,29 @@ hostile "a negative memory size" "SPANK_VM_MEM=.* is not a size" \
 	VM_IMAGE=testimg VM_MEM=-5
 hostile "a newline in the image name" "not a valid image name\|unknown image" \
 	VM_IMAGE=$'testimg\nFAKE LOG LINE'
+# The reason may hold the guest's console: the job's user reads it (the
+# step's message above), nobody else does, though its path is predictable.
+job=$(harness_as_user "$user" "$raw" "$work" \
+	$'#!/bin/sh\nsrun true\necho "step exit $?"\nsleep 60\n' \
+	VM_IMAGE=testimg VM_CPUS=999)
+reason=$(guest_state_dir "$job")/reason
+if ! harness_wait 60 "job $job's step to fail" grep -q "step exit" "$work/raw-$job.out"; then
+	fail "reason: the step of job $job did not end"
+elif [ "$(stat -c %a:%U "$reason")" != "400:$user" ]; then
+	fail "reason: $(stat -c %a:%U "$reason"), not 400:$user"
+elif harness_as_user svmtest2 cat "$reason" >/dev/null 2>&1; then
+	fail "reason: another user reads $reason"
+else
+	ok "reason: the job's user's (0400), another user cannot read it"
+fi
+scancel "$job"
+harness_wait 60 "job $job to end" bash -c \
+	"squeue -h -j $job -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED'" ||
+	fail "reason: job $job did not end"
+# (its epilog: the node completes it, then is idle again)
+harness_wait 60 "the node to finish job $job" bash -c \
+	"sinfo -h -N -o %t | grep -vqx 'comp'" || true
+
 # The logger keeps one message on one line.
 if grep -q '^FAKE LOG LINE' "$HARNESS_VM_LOG"; then
 	fail "a newline in a SPANK value forged a log line"

@@ -450,6 +450,52 @@ static void test_memory_refusals(void **state)
 	topology_free(t);
 }
 
+/* --vm-cpus and --vm-mem within what Slurm gave the job on the node: a
+ * libslurm submission skips the cli_filter, the prolog's plan holds. */
+static void test_request_beyond_allocation(void **state)
+{
+	struct topology *t = load(SANDY);
+	struct plan_request req = { .cpus = "0-3",
+				    .mem_mib = 1024,
+				    .guest_mem_mib = 200000,
+				    .mem_overhead_mib = 512 };
+	struct plan p;
+
+	assert_int_equal(plan_compute(t, &req, &p), -ENOMEM);
+	assert_int_equal(p.refusal, PLAN_REFUSE_MEMORY);
+	assert_non_null(strstr(p.reason, "--vm-mem=200000M is more than the "
+					 "1024M the job has on this node"));
+	plan_free(&p);
+
+	/* --vm-mem is the guest's: up to the job's memory, no overhead off;
+	 * qemu is bounded at the guest's and the overhead */
+	req.guest_mem_mib = 1024;
+	assert_int_equal(plan_compute(t, &req, &p), 0);
+	assert_int_equal(p.mem_mib, 1024);
+	assert_int_equal(p.mem_limit_mib, 1536);
+	plan_free(&p);
+
+	/* without it qemu is bounded at the job's memory */
+	req.guest_mem_mib = 0;
+	assert_int_equal(plan_compute(t, &req, &p), 0);
+	assert_int_equal(p.mem_mib, 512);
+	assert_int_equal(p.mem_limit_mib, 1024);
+	plan_free(&p);
+
+	req.max_vcpus = 5;
+	assert_int_equal(plan_compute(t, &req, &p), -EINVAL);
+	assert_int_equal(p.refusal, PLAN_REFUSE_CPUS);
+	assert_non_null(
+		strstr(p.reason, "--vm-cpus=5 is more than the 4 CPUs"));
+	plan_free(&p);
+
+	req.max_vcpus = 4;
+	assert_int_equal(plan_compute(t, &req, &p), 0);
+	assert_int_equal(p.n_vcpus, 4);
+	plan_free(&p);
+	topology_free(t);
+}
+
 static void test_hugepages_synthetic(void **state)
 {
 	struct topology *t = NULL;
@@ -551,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_westmere_smt),
 		cmocka_unit_test(test_sandy_two_nodes_uneven),
 		cmocka_unit_test(test_sandy_max_vcpus_and_housekeeping),
+		cmocka_unit_test(test_request_beyond_allocation),
 		cmocka_unit_test(test_opteron_four_nodes),
 		cmocka_unit_test(test_power8_gpu_locality),
 		cmocka_unit_test(test_groups),
