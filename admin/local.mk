@@ -11,7 +11,7 @@ admin_slurm_vm_SOURCES = \
 	admin/cmd_cleanup.c
 admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
 	-DSLURM_PLUGINDIR='"$(slurm_plugindir)"'
-admin_slurm_vm_LDADD = common/libslurmvm-slurm.la common/libslurmvm.la \
+admin_slurm_vm_LDADD = common/slurm/libslurmvm-slurm.la common/host/libslurmvm-host.la \
 	$(SLURM_LIBS)
 
 # The tool on the fixtures, in `make check`.

@@ -10,19 +10,19 @@ AGENT_SOURCES = agent/agent.c agent/spawn.c agent/spawn.h \
 	agent/util.c agent/util.h
 sbin_PROGRAMS += agent/slurm-vm-agent
 agent_slurm_vm_agent_SOURCES = $(AGENT_SOURCES) \
-	common/log.c common/strutil.c common/proto.c
+	common/core/log.c common/core/strutil.c common/core/proto.c
 agent_slurm_vm_agent_CFLAGS = -std=gnu11 $(WARN_CFLAGS) -fstack-protector-strong
 agent_slurm_vm_agent_LDFLAGS = -all-static
 
 check_PROGRAMS += agent/slurm-vm-agent-test
 agent_slurm_vm_agent_test_SOURCES = $(AGENT_SOURCES)
-agent_slurm_vm_agent_test_LDADD = common/libslurmvm-core.la
+agent_slurm_vm_agent_test_LDADD = common/core/libslurmvm-core.la
 
 pkglibexec_PROGRAMS += agent/slurm-vm-relay agent/slurm-vm-exec
 agent_slurm_vm_relay_SOURCES = agent/relay.c agent/util.c agent/util.h
-agent_slurm_vm_relay_LDADD = common/libslurmvm-core.la
+agent_slurm_vm_relay_LDADD = common/core/libslurmvm-core.la
 agent_slurm_vm_exec_SOURCES = agent/exec.c agent/util.c agent/util.h
-agent_slurm_vm_exec_LDADD = common/libslurmvm-core.la
+agent_slurm_vm_exec_LDADD = common/core/libslurmvm-core.la
 
 dist_noinst_SCRIPTS += tests/cluster/test_channel_local.sh
 # Runs in `make check` (skips with 77 unless root).

@@ -15,14 +15,14 @@ gres_vgpu_libibvf_slurm_la_CFLAGS = -std=gnu11 $(SAN_CFLAGS) \
 # of it: slurmd need not load libvirt and libxml2).
 slurm_plugin_LTLIBRARIES = gres_vgpu/gres_ibvf.la
 gres_vgpu_gres_ibvf_la_SOURCES = gres_vgpu/ibvf.c gres_vgpu/ibvf.h \
-	common/devices.c common/placement.c common/slurm_map.c \
-	common/gresgen.c common/vmconf.c common/kvconf.c
+	common/host/devices.c common/host/placement.c common/host/slurm_map.c \
+	common/host/gresgen.c common/job/vmconf.c common/job/kvconf.c
 gres_vgpu_gres_ibvf_la_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
 	$(LIBPCI_CFLAGS)
 gres_vgpu_gres_ibvf_la_LDFLAGS = -module -avoid-version -shared \
 	-export-symbols-regex '^(init|fini|plugin_(name|type|version)|gres_p_.*)$$'
 gres_vgpu_gres_ibvf_la_LIBADD = gres_vgpu/libibvf_slurm.la \
-	common/libslurmvm-core.la $(HWLOC_LIBS) $(LIBPCI_LIBS)
+	common/core/libslurmvm-core.la $(HWLOC_LIBS) $(LIBPCI_LIBS)
 endif
 
 if HAVE_SLURM_SOURCE

@@ -1,13 +1,13 @@
 # slurm-vm-prolog: what slurmd runs (Prolog, root) for every job, libc only:
 # a plain job leaves at once; a VM job gets slurm-vm-prolog-vm, which boots
-# its guest (common/front.h).
+# its guest (common/front/front.h).
 sbin_PROGRAMS += prolog/slurm-vm-prolog
 prolog_slurm_vm_prolog_SOURCES = prolog/front.c
-prolog_slurm_vm_prolog_LDADD = common/libslurmvm-front.la
+prolog_slurm_vm_prolog_LDADD = common/front/libslurmvm-front.la
 pkglibexec_PROGRAMS += prolog/slurm-vm-prolog-vm
 prolog_slurm_vm_prolog_vm_SOURCES = prolog/prolog.c prolog/prolog.h \
 	prolog/boot.c prolog/bind.c prolog/alloc.c prolog/alloc.h prolog/gresconf.c
 prolog_slurm_vm_prolog_vm_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
 	$(HWLOC_CFLAGS) $(LIBXML_CFLAGS)
-prolog_slurm_vm_prolog_vm_LDADD = common/libslurmvm-slurm.la \
-	common/libslurmvm.la $(SLURM_LIBS)
+prolog_slurm_vm_prolog_vm_LDADD = common/slurm/libslurmvm-slurm.la \
+	common/host/libslurmvm-host.la $(SLURM_LIBS)

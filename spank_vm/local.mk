@@ -7,4 +7,4 @@ spank_vm_spank_vm_la_SOURCES = \
 spank_vm_spank_vm_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 spank_vm_spank_vm_la_LDFLAGS = -module -avoid-version -shared \
 	-export-symbols-regex '^(slurm_spank_|plugin_|spank_plugin_)'
-spank_vm_spank_vm_la_LIBADD = common/libslurmvm-job.la
+spank_vm_spank_vm_la_LIBADD = common/job/libslurmvm-job.la

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* libFuzzer: the disk image header parser, which reads user-controlled
- * bytes as root (common/qcow2.c). */
+ * bytes as root (common/job/qcow2.c). */
 #include "config.h"
 
 #include <stdint.h>

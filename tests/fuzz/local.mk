@@ -3,7 +3,7 @@
 if ENABLE_FUZZING
 PROTO_FUZZ_CF = $(AM_CFLAGS) -fsanitize=fuzzer
 PROTO_FUZZ_LF = $(AM_LDFLAGS) -fsanitize=fuzzer
-PROTO_FUZZ_LIBS = common/libslurmvm-core.la
+PROTO_FUZZ_LIBS = common/core/libslurmvm-core.la
 
 noinst_PROGRAMS += tests/fuzz/fuzz_proto_frame tests/fuzz/gen_corpus
 tests_fuzz_fuzz_proto_frame_SOURCES = tests/fuzz/fuzz_proto_frame.c tests/fuzz/fuzz_proto.h
@@ -96,9 +96,9 @@ tests_fuzz_fuzz_proto_winsize_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_KIND=PROTO_WINSIZ
 tests_fuzz_fuzz_proto_winsize_CFLAGS = $(PROTO_FUZZ_CF)
 tests_fuzz_fuzz_proto_winsize_LDFLAGS = $(PROTO_FUZZ_LF)
 tests_fuzz_fuzz_proto_winsize_LDADD = $(PROTO_FUZZ_LIBS)
-# The disk image header parser (common/qcow2.c: no other dependency).
+# The disk image header parser (common/job/qcow2.c: no other dependency).
 noinst_PROGRAMS += tests/fuzz/fuzz_image_header
-tests_fuzz_fuzz_image_header_SOURCES = tests/fuzz/fuzz_image_header.c common/qcow2.c common/qcow2.h
+tests_fuzz_fuzz_image_header_SOURCES = tests/fuzz/fuzz_image_header.c common/job/qcow2.c common/job/qcow2.h
 tests_fuzz_fuzz_image_header_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_image_header_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 endif

@@ -1,7 +1,7 @@
 # Unit tests (cmocka). Each test_*.c is one program; `make check` runs them.
 if HAVE_CMOCKA
 UNIT_CPPFLAGS = $(AM_CPPFLAGS) $(CMOCKA_CFLAGS) -DSRCDIR='"$(abs_top_srcdir)"'
-UNIT_LDADD = common/libslurmvm.la $(CMOCKA_LIBS)
+UNIT_LDADD = common/host/libslurmvm-host.la $(CMOCKA_LIBS)
 
 check_PROGRAMS += tests/unit/test_vmconf
 tests_unit_test_vmconf_CPPFLAGS = $(UNIT_CPPFLAGS)

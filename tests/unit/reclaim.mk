@@ -1,9 +1,9 @@
-# Guests of a StateDir and their reclaim (common/reclaim.h), without libvirt.
+# Guests of a StateDir and their reclaim (common/host/reclaim.h), without libvirt.
 check_PROGRAMS += tests/unit/test_reclaim
 TESTS += tests/unit/test_reclaim
 tests_unit_test_reclaim_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_reclaim_LDADD = $(UNIT_LDADD)
 
-# The Prolog and Epilog fronts (common/front.h), on the built programs.
+# The Prolog and Epilog fronts (common/front/front.h), on the built programs.
 TESTS += tests/unit/test_front.sh
 dist_noinst_SCRIPTS += tests/unit/test_front.sh

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The Prolog and Epilog fronts (common/front.h): a plain job costs an exec
+# The Prolog and Epilog fronts (common/front/front.h): a plain job costs an exec
 # of a libc-only program and nothing is run; a VM job gets the -vm program
 # beside the front with the same arguments; a missing one is a node fault
 # with a message naming it.

@@ -1,0 +1,11 @@
+# libc only; linked statically into the guest agent.
+noinst_LTLIBRARIES += common/core/libslurmvm-core.la
+common_core_libslurmvm_core_la_SOURCES = \
+	common/core/clock.h \
+	common/core/log.c \
+	common/core/log.h \
+	common/core/macro.h \
+	common/core/proto.c \
+	common/core/proto.h \
+	common/core/strutil.c \
+	common/core/strutil.h
