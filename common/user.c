@@ -267,3 +267,21 @@ int user_read_file(uid_t uid, gid_t gid, const char *path, size_t max,
 		free(TAKE_PTR(*data));
 	return r;
 }
+
+/* In the child, as the user: can it open @arg for reading? */
+static int open_child(const void *arg, int fd)
+{
+	int in = open(arg, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (in < 0)
+		return -errno;
+	close(in);
+	return 0;
+}
+
+int user_can_open(uid_t uid, gid_t gid, const char *path)
+{
+	_cleanup_free_ char *out = NULL;
+
+	return user_run(uid, gid, open_child, path, 0, &out, NULL);
+}

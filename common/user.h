@@ -59,3 +59,7 @@ int user_run(uid_t uid, gid_t gid, user_child_fn fn, const void *arg,
  * malloc'd and NUL-terminated. */
 int user_read_file(uid_t uid, gid_t gid, const char *path, size_t max,
 		   char **data);
+
+/* 0 if @uid/@gid can open @path for reading (in a child, user_run), else
+ * the negative errno it got. */
+int user_can_open(uid_t uid, gid_t gid, const char *path);

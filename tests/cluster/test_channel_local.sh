@@ -55,6 +55,13 @@ mkdir -m 755 "$state"
 mkdir -m 1777 "$work/san"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$work/san/asan"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$work/san/ubsan:print_stacktrace=1"
+# The test users run the programs: copies they can reach, as the checkout
+# may be in a directory they cannot enter (/root/slurm-vm).
+mkdir -m 755 "$work/bin"
+for b in relay_bin exec_bin agent_bin; do
+	install -m 0755 "${!b}" "$work/bin/" || skip "cannot copy ${!b}"
+	printf -v "$b" '%s' "$work/bin/${!b##*/}"
+done
 chan=$work/agent.sock
 sock=$state/task/relay.sock
 agent_pid=""
@@ -99,7 +106,7 @@ wait_relay_ready() {
 as() {
 	local user=$1
 	shift
-	(cd /tmp && setpriv --reuid="$user" --regid="$user" --init-groups \
+	(cd /tmp && setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups \
 		"$exec_bin" --socket "$sock" --timeout 20 "$@")
 }
 
@@ -183,7 +190,7 @@ rc=$?
 	pass "missing command: 127 and a message" || fail "missing command: $rc '$out'"
 
 # 4. Signals reach the task's process group.
-(cd /tmp && exec setpriv --reuid=svmtest --regid=svmtest --init-groups \
+(cd /tmp && exec setpriv --reuid=svmtest --regid=$gid --init-groups \
 	"$exec_bin" --socket "$sock" -- sh -c 'trap "echo got-usr1; exit 3" USR1;
 	echo up; while :; do sleep 0.1; done' >"$work/sig.out" 2>&1) &
 spid=$!
@@ -201,7 +208,7 @@ sleep 1
 head -c 10M /dev/urandom >"$work/in"
 chmod 644 "$work/in"
 want=$(sha256sum <"$work/in" | cut -d' ' -f1)
-got=$(timeout 120 bash -c "cd /tmp && setpriv --reuid=svmtest --regid=svmtest \
+got=$(timeout 120 bash -c "cd /tmp && setpriv --reuid=svmtest --regid=$gid \
 	--init-groups '$exec_bin' --socket '$sock' -- cat <'$work/in'" |
 	sha256sum | cut -d' ' -f1)
 [ "$got" = "$want" ] && pass "10 MB through cat next to a stalled task" ||
@@ -221,7 +228,7 @@ case $out in
 esac
 
 out=$(printf 'typed\n' | timeout 20 bash -c "cd /tmp && setpriv --reuid=svmtest \
-	--regid=svmtest --init-groups '$exec_bin' --socket '$sock' --pty -- \
+	--regid=$gid --init-groups '$exec_bin' --socket '$sock' --pty -- \
 	sh -c 'cat; echo done'" | tr -d '\r')
 echo "$out" | grep -q done && pass "pty: stdin EOF ends cat" ||
 	fail "pty stdin EOF: '$out'"
@@ -313,7 +320,7 @@ rc=$?
 # 8b. A hostile task connection (the job user is not trusted either):
 # garbage, then EXECs for identities the caller does not have.
 if command -v python3 >/dev/null; then
-	out=$(cd /tmp && setpriv --reuid=svmtest --regid=svmtest --init-groups \
+	out=$(cd /tmp && setpriv --reuid=svmtest --regid=$gid --init-groups \
 		"$py" - "$sock" "$(id -u svmtest2)" 2>&1 <<'PY'
 import os, socket, struct, sys
 path, other = sys.argv[1], int(sys.argv[2])
