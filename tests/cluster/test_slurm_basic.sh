@@ -230,25 +230,27 @@ case "$with$without" in *failed*) fail "srun true failed while timing" ;; esac
 		undrain
 	done
 	cp -p "$n1conf.good" "$n1conf"
-	# The VM job's prologs ran with a good vm.conf; its step finds n1's
-	# broken. The epilog needs it again.
-	go=$HARNESS_WORK/svmtest/go-$$
-	if id=$(submit svmtest -N2 --vm-image=testimg -o "$HARNESS_WORK/svmtest/conf-%j.out" \
-		--wrap "while [ ! -e $go ]; do sleep 0.2; done; srun -N2 -l true; echo step exit \$?; while [ -e $go ]; do sleep 0.2; done"); then
-		outf=$HARNESS_WORK/svmtest/conf-$id.out
+	# The VM job's prologs ran with a good vm.conf; its step, started
+	# from the submit side (whose vm.conf is good), finds n1's broken. The
+	# epilog needs it again.
+	done_mark=$HARNESS_WORK/svmtest/done-$$
+	if id=$(submit svmtest -N2 --vm-image=testimg -o /dev/null \
+		--wrap "while [ ! -e $done_mark ]; do sleep 0.2; done"); then
 		harness_wait 60 "job $id to run" sh -c "scontrol -o show job $id | grep -q JobState=RUNNING"
 		printf 'NoSuchKey=1\n' >"$n1conf"
-		touch "$go"
-		harness_wait 60 "job $id's step" grep -q "step exit" "$outf"
+		out=$(harness_as_user svmtest timeout 30 srun --jobid="$id" --overlap \
+			--vm-image=testimg -N2 -l true 2>&1)
+		rc=$?
 		cp -p "$n1conf.good" "$n1conf"
-		rm -f "$go"
+		touch "$done_mark"
 		job_wait "$id" 60 || fail "VM job $id did not end"
-		if grep -q "step exit [1-9]" "$outf" &&
-			grep -q "this node cannot run the steps of VM job $id: its slurm-vm configuration is unusable" "$outf" &&
-			grep -q "NoSuchKey" "$outf"; then
-			ok "vm.conf broken on n1: VM job $id's step fails: $(grep -m1 'cannot run the steps' "$outf")"
+		rm -f "$done_mark"
+		if [ "$rc" != 0 ] &&
+			grep -q "this node cannot run the steps of VM job $id: its slurm-vm configuration is unusable" <<<"$out" &&
+			grep -q "NoSuchKey" <<<"$out"; then
+			ok "vm.conf broken on n1: VM job $id's step fails: $(grep -m1 'cannot run the steps' <<<"$out")"
 		else
-			fail "vm.conf broken on n1: VM job $id's step did not fail with the reason: $(cat "$outf" 2>&1)"
+			fail "vm.conf broken on n1: VM job $id's step did not fail with the reason (exit $rc): $out"
 		fi
 	fi
 	undrain
