@@ -8,16 +8,20 @@
 
 #include <ctype.h>
 #include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "image.h"
 #include "log.h"
 #include "strutil.h"
+#include "user.h"
 #include "vmconf.h"
 
 /* Margin for everything but the boot: plan, overlay, define, relay. */
@@ -338,6 +342,90 @@ static bool firmware_file_ok(struct checker *c, const char *key,
 	return false;
 }
 
+/* The first directory above canonical @path that other users cannot
+ * enter, in @dir; "" when there is none. */
+static void closed_dir(const char *path, char *dir, size_t size)
+{
+	_cleanup_free_ char *canon = realpath(path, NULL);
+	struct stat st;
+
+	dir[0] = '\0';
+	for (char *p = canon ? canon : NULL; p && (p = strchr(p + 1, '/'));) {
+		*p = '\0';
+		if (stat(canon, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    !(st.st_mode & S_IXOTH)) {
+			snprintf(dir, size, "%s", canon);
+			return;
+		}
+		*p = '/';
+	}
+}
+
+/* qemu opens the image, kernel, initrd and OVMF as the job's user: a file
+ * only root can open fails every job that asks for the image. nobody
+ * stands in for an ordinary user. */
+static bool file_open_to_users(struct checker *c, const char *image,
+			       const char *key, const char *path)
+{
+	struct passwd *pw = getpwnam("nobody");
+	char fix[1024], dir[PATH_MAX];
+	int r;
+
+	if (!path)
+		return true;
+	r = user_can_open(pw ? pw->pw_uid : 65534, pw ? pw->pw_gid : 65534,
+			  path);
+	if (r == 0)
+		return true;
+	closed_dir(path, dir, sizeof(dir));
+	if (dir[0])
+		snprintf(fix, sizeof(fix),
+			 "other users cannot enter %s: move the file to a "
+			 "directory every user can enter (e.g. "
+			 "/var/lib/slurm-vm/images), or chmod o+x %s",
+			 dir, dir);
+	else
+		snprintf(fix, sizeof(fix),
+			 "make it readable by every user (chmod o+r %s), or "
+			 "copy it where they can read it",
+			 path);
+	check_problem(c, fix,
+		      "catalog image %s: %s=%s cannot be opened by an ordinary "
+		      "user (as nobody: %s); qemu runs as the job's user, so "
+		      "its jobs fail",
+		      image, key, path, strerror(-r));
+	return false;
+}
+
+static bool image_files_open_to_users(struct checker *c,
+				      const struct vmconf *vc,
+				      const struct image_spec *spec,
+				      const char *name, bool uefi)
+{
+	struct image_chain chain;
+	bool ok = true;
+
+	if (geteuid() != 0)
+		return true; /* cannot become nobody: said once by the caller */
+	if (image_check(vc, spec, &chain) == 0) {
+		for (unsigned i = 0; i < chain.depth; i++)
+			ok = file_open_to_users(c, name,
+						i ? "its backing file" : "Path",
+						chain.layers[i].path) &&
+			     ok;
+		image_chain_free(&chain);
+	}
+	ok = file_open_to_users(c, name, "Kernel", spec->kernel) && ok;
+	ok = file_open_to_users(c, name, "Initrd", spec->initrd) && ok;
+	if (uefi) {
+		ok = file_open_to_users(c, name, "UefiCode", vc->uefi_code) &&
+		     ok;
+		ok = file_open_to_users(c, name, "UefiVars", vc->uefi_vars) &&
+		     ok;
+	}
+	return ok;
+}
+
 /* Every descriptor parses and names an image inside ImageDirs: a typo
  * otherwise shows only when a job asks for that image. */
 static void check_catalog(struct checker *c, const struct vmconf *vc)
@@ -350,7 +438,7 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 	for (size_t i = 0; names[i]; i++, n++) {
 		struct image_spec spec;
 		char fix[512];
-		bool ok;
+		bool ok, uefi;
 
 		if (image_resolve(vc, names[i], &spec) < 0) {
 			snprintf(
@@ -376,7 +464,8 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 			continue;
 		}
 		ok = true;
-		if (spec.firmware && strcmp(spec.firmware, "uefi") == 0) {
+		uefi = spec.firmware && strcmp(spec.firmware, "uefi") == 0;
+		if (uefi) {
 			/* both are reported, not just the first */
 			ok = firmware_file_ok(c, "UefiCode", vc->uefi_code,
 					      names[i]);
@@ -384,11 +473,18 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 					      names[i]) &&
 			     ok;
 		}
+		if (ok)
+			ok = image_files_open_to_users(c, vc, &spec, names[i],
+						       uefi);
 		good += ok;
 		image_spec_free(&spec);
 	}
 	if (n && good == n)
-		check_ok("%s: all %u images resolve", vc->image_catalog, n);
+		check_ok("%s: all %u images resolve%s", vc->image_catalog, n,
+			 geteuid() == 0
+				 ? ", and every user can open their files"
+				 : " (run as root to check that every "
+				   "user can open their files)");
 }
 
 static void usage(FILE *out)

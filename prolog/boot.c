@@ -274,7 +274,12 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 			p->alloc.node);
 		return PROLOG_JOB_FAULT;
 	}
-	seed_read_ssh_keys(&user, &keys);
+	if (seed_read_ssh_keys(&user, &keys) < 0) {
+		user_info_free(&user);
+		prolog_record_reason(p, "job %u: %s", p->req.job_id,
+				     log_last_error());
+		return PROLOG_JOB_FAULT;
+	}
 	/* The agent goes on the seed for images that have none. */
 	if (asprintf(&agent, "%s/" SEED_AGENT_NAME, p->conf.helper_dir) < 0)
 		goto fail;

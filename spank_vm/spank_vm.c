@@ -13,7 +13,7 @@
 
 SPANK_PLUGIN(spank_vm, 1);
 
-static void spank_log_sink(enum log_level level, const char *msg)
+void spank_vm_log_sink(enum log_level level, const char *msg)
 {
 	switch (level) {
 	case LOG_LEVEL_ERROR:
@@ -32,7 +32,7 @@ static void spank_log_sink(enum log_level level, const char *msg)
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	log_open(PLUGIN_NAME);
-	log_set_sink(spank_log_sink);
+	log_set_sink(spank_vm_log_sink);
 	if (plugin_args_parse(ac, av) < 0)
 		return -1;
 	/* sbatch and salloc read only registered options, not a static

@@ -5,16 +5,18 @@
 #include <stdint.h>
 #include <slurm/spank.h>
 
+#include "log.h"
+
 #define PLUGIN_NAME "spank_vm"
 
 /* What the user asked for, from options or SLURM_VM_* defaults. */
 struct vm_options {
-	char *image;	    /* --vm-image */
-	unsigned cpus;	    /* --vm-cpus, 0 = all of the job's CPUs */
-	uint64_t mem_mib;   /* --vm-mem, 0 = the job's memory minus overhead */
-	char *hugepages;    /* --vm-hugepages: none, 2M, 1G */
-	bool keep;	    /* --vm-keep */
-	bool image_set;	    /* given on the command line */
+	char *image;	  /* --vm-image */
+	unsigned cpus;	  /* --vm-cpus, 0 = all of the job's CPUs */
+	uint64_t mem_mib; /* --vm-mem, 0 = the job's memory minus overhead */
+	char *hugepages;  /* --vm-hugepages: none, 2M, 1G */
+	bool keep;	  /* --vm-keep */
+	bool image_set;	  /* given on the command line */
 };
 
 struct plugin_args {
@@ -24,6 +26,8 @@ struct plugin_args {
 extern struct vm_options vm_opts;
 extern struct plugin_args plugin_args;
 
+/* Messages to Slurm's log and the user, "spank_vm: " first. */
+void spank_vm_log_sink(enum log_level level, const char *msg);
 int plugin_args_parse(int ac, char **av);
 int vm_options_register(spank_t sp);
 int vm_options_apply_env_defaults(spank_t sp);

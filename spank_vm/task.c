@@ -33,14 +33,54 @@
 #include "taskenv.h"
 #include "vmconf.h"
 
+/* What went wrong loading vm.conf, said only if the step needs it. */
+static char conf_errors[2048];
+
+static void conf_error_sink(enum log_level level, const char *msg)
+{
+	if (level == LOG_LEVEL_ERROR &&
+	    strlen(conf_errors) + strlen(msg) + 2 < sizeof(conf_errors)) {
+		strcat(conf_errors, msg);
+		strcat(conf_errors, "\n");
+	}
+}
+
 static int task_load_conf(struct vmconf *conf)
 {
 	_cleanup_free_ char *default_path = NULL;
 	const char *path = plugin_args.config;
+	int r;
 
 	if (!path)
 		path = default_path = vmconf_default_path();
-	return vmconf_load(conf, path);
+	conf_errors[0] = '\0';
+	log_set_sink(conf_error_sink);
+	r = vmconf_load(conf, path);
+	log_set_sink(spank_vm_log_sink);
+	return r;
+}
+
+/* Did the job ask for a VM? Its environment says so (--vm-image or
+ * SLURM_VM_IMAGE, as srun passed them on); the user controls it, so it only
+ * decides whether a step that cannot read vm.conf fails or runs as a plain
+ * one, which the user's batch script can do anyway. */
+static bool task_wants_vm(spank_t sp)
+{
+	static const char *const vars[] = {
+		"SLURM_VM_IMAGE",
+		"_SLURM_SPANK_OPTION_" PLUGIN_NAME "_vm_image",
+	};
+	char v[8];
+
+	if (vm_opts.image)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+		spank_err_t rc = spank_getenv(sp, vars[i], v, sizeof(v));
+
+		if ((rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE) && v[0])
+			return true;
+	}
+	return false;
 }
 
 /* The reason the prolog recorded, to the task's stderr. */
@@ -53,8 +93,9 @@ static void task_report_reason(const char *state, uint32_t job)
 	if (asprintf(&path, "%s/reason", state) < 0)
 		return;
 	f = fopen(path, "re");
-	log_error("the VM of job %u is not available, so this step cannot run in it:",
-		  job);
+	log_error(
+		"the VM of job %u is not available, so this step cannot run in it:",
+		job);
 	while (f && fgets(line, sizeof(line), f))
 		fprintf(stderr, "%s", line);
 }
@@ -194,8 +235,24 @@ int task_init_remote(spank_t sp)
 			 sizeof(restart_s)) == ESPANK_SUCCESS)
 		str_to_uint(restart_s, &restart);
 	r = task_load_conf(&conf);
-	if (r < 0)
+	/* A node without a readable vm.conf (a rolling install, a typo):
+	 * plain jobs must not notice; a VM job's step fails and says why. */
+	if (r < 0 && !task_wants_vm(sp)) {
+		r = 0;
 		goto out;
+	}
+	if (r < 0) {
+		char *save = NULL;
+
+		for (char *l = strtok_r(conf_errors, "\n", &save); l;
+		     l = strtok_r(NULL, "\n", &save))
+			log_error("%s", l);
+		log_error("this node cannot run the steps of VM job %u: its "
+			  "slurm-vm configuration is unusable; tell your "
+			  "administrator",
+			  job);
+		goto out;
+	}
 	statedir_name(job, restart, name, sizeof(name));
 	if (asprintf(&state, "%s/%s", conf.state_dir, name) < 0 ||
 	    asprintf(&reason, "%s/reason", state) < 0) {

@@ -229,6 +229,13 @@ int seed_read_ssh_keys(const struct user_info *u, char **keys)
 	r = user_read_file(u->uid, u->gid, path, SEED_SSH_KEYS_MAX, keys);
 	if (r == -ENOENT || r == -ENOTDIR)
 		return 0;
+	/* A hung home (NFS, FUSE) would hang the next read too. */
+	if (r == -ETIMEDOUT)
+		return log_errno(
+			r,
+			"%s could not be read as uid %u within %u s (a "
+			"hung network or FUSE filesystem?)",
+			path, (unsigned)u->uid, user_child_timeout_ms / 1000);
 	if (r < 0)
 		log_warn("%s not used: %s (as uid %u)", path,
 			 r == -EFBIG ? "larger than 64 KiB" : strerror(-r),

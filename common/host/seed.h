@@ -41,7 +41,8 @@ int seed_network_config(char **out);
 
 /* The user's ~/.ssh/authorized_keys, read as the user (user_read_file):
  * NULL in *@keys when there is none. A file that cannot be read is a
- * warning, not an error: the guest is reachable through the agent. */
+ * warning, not an error: the guest is reachable through the agent. A read
+ * that does not finish in time is: -ETIMEDOUT, the job's fault. */
 int seed_read_ssh_keys(const struct user_info *u, char **keys);
 
 /* Writes the documents into @dir_path (an existing directory of root's)

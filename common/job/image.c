@@ -570,28 +570,27 @@ static void report_sink(enum log_level level, const char *msg)
 		dprintf(report_fd, "E\t%s\n", msg);
 }
 
-static void check_child(const struct vmconf *conf,
-			const struct image_spec *spec, uid_t uid, gid_t gid,
-			int fd)
+struct check_request {
+	const struct vmconf *conf;
+	const struct image_spec *spec;
+};
+
+static int check_child(const void *arg, int fd)
 {
+	const struct check_request *req = arg;
 	struct image_chain chain;
 	int r;
 
 	report_fd = fd;
 	log_set_sink(report_sink);
 	log_close();
-	r = user_become(uid, gid);
-	if (r < 0) {
-		log_errno(r, "cannot switch to uid %u", (unsigned)uid);
-		_exit(1);
-	}
-	r = image_check(conf, spec, &chain);
+	r = image_check(req->conf, req->spec, &chain);
 	for (unsigned i = 0; r == 0 && i < chain.depth; i++)
 		dprintf(fd, "L\t%s\t%" PRIu64 "\t%" PRIu64 "\t%s\n",
 			image_format_name(chain.layers[i].format),
 			chain.layers[i].virtual_size, chain.layers[i].file_size,
 			chain.layers[i].path);
-	_exit(r < 0 ? 1 : 0);
+	return r < 0 ? -EPERM : 0;
 }
 
 static int parse_report_line(char *line, struct image_chain *chain)
@@ -621,45 +620,46 @@ static int parse_report_line(char *line, struct image_chain *chain)
 	return 0;
 }
 
+/* Every layer's line and every error of the child, at most this much. */
+#define CHECK_REPORT_MAX (IMAGE_CHAIN_MAX * (PATH_MAX + 128) + 16384)
+
 int image_check_as_user(const struct vmconf *conf,
 			const struct image_spec *spec, uid_t uid, gid_t gid,
 			struct image_chain *chain)
 {
-	_cleanup_fclose_ FILE *f = NULL;
-	char line[PATH_MAX + 128];
-	int pipefd[2], status, r = 0;
-	pid_t pid;
+	const struct check_request req = { .conf = conf, .spec = spec };
+	_cleanup_free_ char *report = NULL;
+	char *line, *save = NULL;
+	bool said = false;
+	int r, rp = 0;
 
 	memset(chain, 0, sizeof(*chain));
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return log_errno(errno, "pipe");
-	pid = fork();
-	if (pid < 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return log_errno(errno, "fork");
+	r = user_run(uid, gid, check_child, &req, CHECK_REPORT_MAX, &report,
+		     NULL);
+	if (r == -ETIMEDOUT) {
+		log_error("image %s: checking it as uid %u took longer than "
+			  "%u s (a hung network or FUSE filesystem?); copy it "
+			  "to a local directory",
+			  spec->path, (unsigned)uid,
+			  user_child_timeout_ms / 1000);
+		return r;
 	}
-	if (pid == 0) {
-		close(pipefd[0]);
-		check_child(conf, spec, uid, gid, pipefd[1]);
+	/* A failed child's errors came up too: they are the reason. */
+	for (line = report ? strtok_r(report, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		said |= strncmp(line, "E\t", 2) == 0;
+		if (rp == 0)
+			rp = parse_report_line(line, chain);
 	}
-	close(pipefd[1]);
-	f = fdopen(pipefd[0], "r");
-	if (!f) {
-		close(pipefd[0]);
-		r = -ENOMEM;
-	}
-	while (f && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (r == 0)
-			r = parse_report_line(line, chain);
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (r == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
-		r = -EPERM;
+	if (r == 0)
+		r = rp;
 	if (r == 0 && chain->depth == 0)
 		r = -EPROTO;
+	if (r < 0 && !said)
+		log_errno(r, "image %s: cannot check it as uid %u", spec->path,
+			  (unsigned)uid);
+	else if (r < 0)
+		r = -EPERM;
 	if (r < 0)
 		image_chain_free(chain);
 	return r;

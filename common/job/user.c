@@ -2,6 +2,9 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
@@ -9,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -110,54 +114,96 @@ void user_info_free(struct user_info *u)
 	memset(u, 0, sizeof(*u));
 }
 
-/* The child: become the user, open without following the last link, copy
- * at most @max + 1 bytes to @fd. Exit status: 0, or an errno value. */
-static void read_child(uid_t uid, gid_t gid, const char *path, size_t max,
-		       int fd)
+unsigned user_child_timeout_ms = USER_CHILD_TIMEOUT_S * 1000;
+
+static long now_ms(void)
 {
-	char buf[4096];
-	struct stat st;
-	size_t total = 0;
-	int in, r;
+	struct timespec ts;
 
-	r = user_become(uid, gid);
-	if (r < 0)
-		_exit(-r);
-	in = open(path,
-		  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (in < 0)
-		_exit(errno);
-	if (fstat(in, &st) < 0)
-		_exit(errno);
-	if (!S_ISREG(st.st_mode))
-		_exit(EINVAL);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static ssize_t read_retry(int fd, char *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+/* What the child writes until it closes the pipe, within the deadline. */
+static int user_collect(int fd, char *buf, size_t max, size_t *used)
+{
+	long deadline = now_ms() + (long)user_child_timeout_ms;
+
 	for (;;) {
-		ssize_t n = read(in, buf, sizeof(buf));
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		long left = deadline - now_ms();
+		ssize_t n;
 
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, (int)left);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			_exit(errno);
+			return -errno;
 		if (n == 0)
-			break;
-		total += (size_t)n;
-		if (total > max)
-			_exit(EFBIG);
-		if (write(fd, buf, (size_t)n) != n)
-			_exit(EPIPE);
+			return -ETIMEDOUT;
+		n = read_retry(fd, buf + *used, max + 1 - *used);
+		if (n <= 0)
+			return (int)n;
+		*used += (size_t)n;
+		if (*used > max)
+			return -EFBIG;
 	}
-	_exit(0);
 }
 
-int user_read_file(uid_t uid, gid_t gid, const char *path, size_t max,
-		   char **data)
+/* A child that is late or whose answer is refused is killed. One stuck in
+ * the kernel (a hard NFS mount) may not die at once: it is then left to
+ * init rather than holding the prolog. */
+static int user_reap(pid_t pid, bool kill_it)
+{
+	int status = 0;
+	pid_t w = 0;
+
+	if (kill_it)
+		kill(pid, SIGKILL);
+	for (int i = 0; i < 200; i++) {
+		w = waitpid(pid, &status, kill_it ? WNOHANG : 0);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -ECHILD;
+		if (w == pid)
+			break;
+		usleep(10000);
+	}
+	if (w != pid) {
+		log_warn("child %d that runs as a user did not die; it is left "
+			 "to init",
+			 (int)pid);
+		return -ECHILD;
+	}
+	if (!WIFEXITED(status))
+		return -ECHILD;
+	return -WEXITSTATUS(status);
+}
+
+int user_run(uid_t uid, gid_t gid, user_child_fn fn, const void *arg,
+	     size_t max, char **out, size_t *len)
 {
 	_cleanup_free_ char *buf = malloc(max + 1);
-	int pipefd[2], status = 0, r = 0;
+	int pipefd[2], r, rc;
 	size_t used = 0;
 	pid_t pid;
 
-	*data = NULL;
+	*out = NULL;
+	if (len)
+		*len = 0;
 	if (!buf)
 		return -ENOMEM;
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
@@ -171,35 +217,71 @@ int user_read_file(uid_t uid, gid_t gid, const char *path, size_t max,
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		read_child(uid, gid, path, max, pipefd[1]);
+		r = user_become(uid, gid);
+		if (r == 0)
+			r = fn(arg, pipefd[1]);
+		_exit(r < 0 ? (-r & 0xff ?: EIO) : 0);
 	}
 	close(pipefd[1]);
-	for (;;) {
-		ssize_t n = read(pipefd[0], buf + used, max - used);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-		if (used == max) {
-			char extra;
-			/* one byte more: the child then fails with EFBIG */
-			if (read(pipefd[0], &extra, 1) > 0)
-				r = -EFBIG;
-			break;
-		}
-	}
+	r = user_collect(pipefd[0], buf, max, &used);
 	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (r == 0 && !WIFEXITED(status))
-		r = -ECHILD;
-	else if (r == 0 && WEXITSTATUS(status))
-		r = -WEXITSTATUS(status);
+	rc = user_reap(pid, r < 0);
 	if (r < 0)
 		return r;
 	buf[used] = '\0';
-	*data = TAKE_PTR(buf);
+	if (len)
+		*len = used;
+	*out = TAKE_PTR(buf);
+	return rc;
+}
+
+/* In the child, as the user: open without following the last link, copy
+ * to @fd (the parent stops it past the maximum). */
+static int read_child(const void *arg, int fd)
+{
+	_cleanup_close_ int in = -1;
+	char buf[4096];
+	struct stat st;
+	ssize_t n;
+
+	in = open(arg,
+		  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	if (fstat(in, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	while ((n = read_retry(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n)
+			return -EPIPE;
+	return (int)n;
+}
+
+int user_read_file(uid_t uid, gid_t gid, const char *path, size_t max,
+		   char **data)
+{
+	int r = user_run(uid, gid, read_child, path, max, data, NULL);
+
+	if (r < 0)
+		free(TAKE_PTR(*data));
+	return r;
+}
+
+/* In the child, as the user: can it open @arg for reading? */
+static int open_child(const void *arg, int fd)
+{
+	int in = open(arg, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (in < 0)
+		return -errno;
+	close(in);
 	return 0;
+}
+
+int user_can_open(uid_t uid, gid_t gid, const char *path)
+{
+	_cleanup_free_ char *out = NULL;
+
+	return user_run(uid, gid, open_child, path, 0, &out, NULL);
 }

@@ -45,15 +45,22 @@ guest_node_up() {
 
 # Builds the guest (cached) with this build's agent (booted from the
 # uncompressed vmlinux: under TCG that halves the boot), copies its disk into
-# the allowed image directory and writes the catalog entry.
+# the allowed image directory, its kernel and initrd into the cluster
+# directory (harness_world_copy), and writes the catalog entry.
 guest_add_to_catalog() {
-	local name=$1 cache=$HARNESS_REPO/tests/guest/cache image cmdline= kernel=
-	shift
 	"$HARNESS_REPO/tests/guest/build.sh" --agent "$BUILD_DIR/agent/slurm-vm-agent" \
 		>"$HARNESS_DIR/log/guest-build.log" 2>&1 || {
 		tail -20 "$HARNESS_DIR/log/guest-build.log" >&2
 		harness_die "tests/guest/build.sh failed"
 	}
+	guest_catalog_entry "$@"
+}
+
+# guest_catalog_entry NAME [KEY=VALUE...]: the catalog entry of the guest
+# already in tests/guest/cache.
+guest_catalog_entry() {
+	local name=$1 cache=$HARNESS_REPO/tests/guest/cache image cmdline= kernel= initrd
+	shift
 	image=$HARNESS_IMAGES/$name.qcow2
 	cp "$cache/rootfs.qcow2" "$image"
 	chmod 0644 "$image"
@@ -66,8 +73,11 @@ guest_add_to_catalog() {
 		esac
 	done
 	[ -n "$cmdline" ] || cmdline=$(cat "$cache/cmdline")
+	# qemu opens them as the job's user: not from the checkout.
+	kernel=$(harness_world_copy "${kernel:-$cache/vmlinux}")
+	initrd=$(harness_world_copy "$cache/initrd.img")
 	harness_add_catalog_image "$name" "$image" qcow2 \
-		"Kernel=${kernel:-$cache/vmlinux}" "Initrd=$cache/initrd.img" \
+		"Kernel=$kernel" "Initrd=$initrd" \
 		"Cmdline=$cmdline" "${extra[@]+"${extra[@]}"}"
 }
 

@@ -548,6 +548,20 @@ _harness_snapshot_build() {
 	export HARNESS_BIN
 }
 
+# harness_world_copy FILE: prints the path of a copy of FILE that every user
+# can read, in the cluster directory. Job users and qemu (which runs as the
+# job's user) open it; the checkout may be in a directory they cannot enter
+# (/root/slurm-vm), and its permissions are the user's, not ours to loosen.
+harness_world_copy() {
+	local dir=$HARNESS_DIR/vm/boot dst
+	mkdir -p "$dir"
+	chmod 0755 "$dir"
+	dst=$dir/${1##*/}
+	[ -e "$dst" ] || cp "$1" "$dst" || harness_die "cannot copy $1 to $dst"
+	chmod 0644 "$dst"
+	echo "$dst"
+}
+
 # HARNESS_GRES_PLUGIN=1: gres_ibvf.so in a plugin directory of its own.
 _harness_snapshot_gres_plugin() {
 	local so=$BUILD_DIR/gres_vgpu/.libs/gres_ibvf.so

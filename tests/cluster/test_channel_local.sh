@@ -40,8 +40,7 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3)
 
 for u in svmtest svmtest2; do
-	# As the cluster harness makes them: setpriv --regid names the
-	# user's own group, which `useradd -N` would not create.
+	# As the cluster harness makes them, with a group of their own.
 	id "$u" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash \
 		--comment "slurm-vm test user" "$u" || skip "cannot create user $u"
 done
@@ -57,6 +56,13 @@ mkdir -m 755 "$state"
 mkdir -m 1777 "$work/san"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$work/san/asan"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$work/san/ubsan:print_stacktrace=1"
+# The test users run the programs: copies they can reach, as the checkout
+# may be in a directory they cannot enter (/root/slurm-vm).
+mkdir -m 755 "$work/bin"
+for b in relay_bin exec_bin agent_bin; do
+	install -m 0755 "${!b}" "$work/bin/" || skip "cannot copy ${!b}"
+	printf -v "$b" '%s' "$work/bin/${!b##*/}"
+done
 chan=$work/agent.sock
 sock=$state/task/relay.sock
 agent_pid=""

@@ -1,11 +1,26 @@
 #!/bin/bash
 # slurm-vm check-config: the test cluster's configuration (made from etc/)
-# passes; a copy with each rule broken reports every problem with its fix.
+# passes; a copy with each rule broken reports every problem with its fix,
+# among them every catalog file an ordinary user (qemu runs as the job's
+# user) cannot open.
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 
+. "$(dirname "$0")/guest.sh"
+
 tool=$BUILD_DIR/admin/slurm-vm
 harness_add_catalog_image plain
+# The test guest's entry as every guest test has it: check-config below
+# opens each of its files as nobody, and none may be in the checkout, which
+# may be in a directory job users cannot enter (/root/slurm-vm).
+if [ -s "$HARNESS_REPO/tests/guest/cache/vmlinux" ]; then
+	guest_catalog_entry testguest
+	if grep -H "=$HARNESS_REPO/" "$HARNESS_CATALOG/testguest.image"; then
+		fail "the test guest's catalog entry points into the checkout $HARNESS_REPO"
+	else
+		ok "the test guest's catalog entry needs nothing of the checkout"
+	fi
+fi
 harness_start
 
 rc=0
@@ -65,20 +80,38 @@ src=$cat/plain.image
 sed 's/^Format=/Fromat=/' "$src" >"$cat/typo.image"
 { cat "$src"; echo "Firmware=uefi"; } >"$cat/efi.image"
 { cat "$src"; echo "Firmware=uefi"; echo "Kernel=/bin/true"; echo "Initrd=/bin/true"; } >"$cat/efielf.image"
+# ... and one whose files only root can open: qemu runs as the job's user.
+priv=$HARNESS_DIR/private
+mkdir -m 0700 "$priv"
+cp /bin/true "$priv/vmlinuz"
+install -m 0600 /bin/true "$HARNESS_DIR/initrd-0600"
+install -m 0600 "$HARNESS_IMAGES/plain.raw" "$HARNESS_IMAGES/unread.raw"
+{
+	echo "Path=$HARNESS_IMAGES/unread.raw"
+	echo "Format=raw"
+	echo "Kernel=$priv/vmlinuz"
+	echo "Initrd=$HARNESS_DIR/initrd-0600"
+} >"$cat/unread.image"
 rc=0
 out=$("$tool" check-config --slurm-conf "$bad2/slurm.conf" 2>&1) || rc=$?
 [ "$rc" = 1 ] || fail "check-config with a broken catalog exited $rc"
 for want in "catalog image typo cannot be used" "Fromat" \
 	"image efi boots UEFI but UefiVars=/nonexistent/OVMF_VARS.fd is not a file" \
-	"catalog image efielf: OVMF cannot start its kernel"; do
+	"catalog image efielf: OVMF cannot start its kernel" \
+	"catalog image unread: Path=$HARNESS_IMAGES/unread.raw cannot be opened by an ordinary user" \
+	"chmod o+r $HARNESS_IMAGES/unread.raw" \
+	"catalog image unread: Kernel=$priv/vmlinuz cannot be opened by an ordinary user" \
+	"other users cannot enter $priv" \
+	"catalog image unread: Initrd=$HARNESS_DIR/initrd-0600 cannot be opened by an ordinary user" \
+	"chmod o+r $HARNESS_DIR/initrd-0600"; do
 	if grep -qF -- "$want" <<<"$out"; then
 		ok "reported: $want"
 	else
 		fail "not reported: $want"
 	fi
 done
-grep -q '^3 problems to fix' <<<"$out" ||
-	fail "not exactly the catalog's 3 problems: $(grep 'problem' <<<"$out")"
+grep -q '^6 problems to fix' <<<"$out" ||
+	fail "not exactly the catalog's 6 problems: $(grep 'problem' <<<"$out")"
 echo "$out" | sed 's/^/    /'
 
 [ "$failures" = 0 ]

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The test cluster itself, and the suite's hooks in it: srun and sbatch work,
 # spank_vm.so's options reach the Prolog and Epilog as SPANK_VM_*, and a job
-# without --vm-image leaves no trace. Prints the cost of the plugin on
+# without --vm-image leaves no trace, even on a node whose vm.conf is
+# missing or broken. Prints the cost of the plugin on
 # `srun true` (not asserted).
 # cluster-timeout: 180
 set -uo pipefail
@@ -196,6 +197,61 @@ case "$with$without" in *failed*) fail "srun true failed while timing" ;; esac
 		fi
 	else
 		fail "sbatch -N2 --vm-image=testimg as svmtest"
+	fi
+	undrain
+
+	# 7. Node n1's vm.conf is missing, then broken (a rolling install, a
+	# typo): plain jobs do not notice, srun's steps and the prolog and
+	# epilog alike; a VM job's step there fails and says why.
+	n1conf=$HARNESS_DIR/nodes/n1/etc/vm.conf
+	cp -p "$n1conf" "$n1conf.good"
+	for breakage in missing broken; do
+		case $breakage in
+		missing) rm -f "$n1conf" ;;
+		broken) printf 'NoSuchKey=1\n' >"$n1conf" ;;
+		esac
+		out=$(harness_as_user svmtest timeout 30 srun -N2 -l true 2>&1)
+		rc=$?
+		if [ "$rc" = 0 ] && [ -z "$out" ]; then
+			ok "vm.conf $breakage on n1: srun -N2 true as svmtest, exit 0, nothing said"
+		else
+			fail "vm.conf $breakage on n1: srun -N2 true as svmtest: exit $rc: $out"
+		fi
+		if id=$(submit svmtest -N2 -o "$HARNESS_WORK/svmtest/conf-%j.out" --wrap "srun -N2 -l echo hi"); then
+			job_wait "$id" 60 || fail "plain job $id did not end"
+			state=$(job_field "$id" JobState)
+			outf=$HARNESS_WORK/svmtest/conf-$id.out
+			if [ "$state" = COMPLETED ] && [ "$(sort "$outf")" = "0: hi"$'\n'"1: hi" ]; then
+				ok "vm.conf $breakage on n1: plain sbatch -N2 job $id COMPLETED"
+			else
+				fail "vm.conf $breakage on n1: plain job $id ended $state: $(cat "$outf" 2>&1)"
+			fi
+		fi
+		undrain
+	done
+	cp -p "$n1conf.good" "$n1conf"
+	# The VM job's prologs ran with a good vm.conf; its step, started
+	# from the submit side (whose vm.conf is good), finds n1's broken. The
+	# epilog needs it again.
+	done_mark=$HARNESS_WORK/svmtest/done-$$
+	if id=$(submit svmtest -N2 --vm-image=testimg -o /dev/null \
+		--wrap "while [ ! -e $done_mark ]; do sleep 0.2; done"); then
+		harness_wait 60 "job $id to run" sh -c "scontrol -o show job $id | grep -q JobState=RUNNING"
+		printf 'NoSuchKey=1\n' >"$n1conf"
+		out=$(harness_as_user svmtest timeout 30 srun --jobid="$id" --overlap \
+			--vm-image=testimg -N2 -l true 2>&1)
+		rc=$?
+		cp -p "$n1conf.good" "$n1conf"
+		touch "$done_mark"
+		job_wait "$id" 60 || fail "VM job $id did not end"
+		rm -f "$done_mark"
+		if [ "$rc" != 0 ] &&
+			grep -q "this node cannot run the steps of VM job $id: its slurm-vm configuration is unusable" <<<"$out" &&
+			grep -q "NoSuchKey" <<<"$out"; then
+			ok "vm.conf broken on n1: VM job $id's step fails: $(grep -m1 'cannot run the steps' <<<"$out")"
+		else
+			fail "vm.conf broken on n1: VM job $id's step did not fail with the reason (exit $rc): $out"
+		fi
 	fi
 	undrain
 }
