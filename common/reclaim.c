@@ -7,10 +7,13 @@
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -503,29 +506,112 @@ static void proc_comm(unsigned pid, char *comm, size_t len)
 	fclose(f);
 }
 
-int device_file_holder(const char *path, pid_t *pid, char *comm,
-		       size_t comm_len)
+/* The real and effective uid of @pid: root's when either is 0 (a set-uid
+ * program of root's counts as root's), -1 when it is gone. */
+static long proc_uid(unsigned pid)
 {
-	_cleanup_free_ char *target = realpath(path, NULL);
+	char path[64], line[256];
+	unsigned ruid, euid;
+	long uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2) {
+			uid = ruid && euid ? (long)ruid : 0;
+			break;
+		}
+	fclose(f);
+	return uid;
+}
+
+static void holder_kill(const char *target, const struct device_holder *h);
+
+/* Every process other than ours with @target open: how many (or -errno);
+ * @h gets a root one if there is, else the first. With @kill, each that is
+ * not root's is sent SIGKILL. */
+static int holders_scan(const char *target, bool kill, struct device_holder *h)
+{
+	struct device_holder cur;
 	struct dirent *de;
 	unsigned self = (unsigned)getpid(), p;
-	int found = 0;
+	int n = 0;
 	DIR *d;
 
-	if (!target)
-		return errno == ENOENT ? 0 : -errno;
 	d = opendir("/proc");
 	if (!d)
 		return -errno;
-	while (!found && (de = readdir(d))) {
+	while ((de = readdir(d))) {
 		if (str_to_uint(de->d_name, &p) < 0 || p == self)
 			continue;
 		if (!fd_dir_has(de->d_name, target))
 			continue;
-		found = 1;
-		*pid = (pid_t)p;
-		proc_comm(p, comm, comm_len);
+		cur.pid = (pid_t)p;
+		cur.uid = proc_uid(p);
+		proc_comm(p, cur.comm, sizeof(cur.comm));
+		if (n++ == 0 || cur.uid == 0)
+			*h = cur;
+		if (kill && cur.uid > 0)
+			holder_kill(target, &cur);
 	}
 	closedir(d);
-	return found;
+	return n;
+}
+
+int device_file_holder(const char *path, pid_t *pid, char *comm,
+		       size_t comm_len)
+{
+	_cleanup_free_ char *target = realpath(path, NULL);
+	struct device_holder h;
+	int r;
+
+	if (!target)
+		return errno == ENOENT ? 0 : -errno;
+	r = holders_scan(target, false, &h);
+	if (r > 0) {
+		*pid = h.pid;
+		snprintf(comm, comm_len, "%s", h.comm);
+	}
+	return r > 0 ? 1 : r;
+}
+
+/* SIGKILL to @h if it still is a process of the same uid holding @target:
+ * a pidfd pins the process, so a recycled pid is never signalled. */
+static void holder_kill(const char *target, const struct device_holder *h)
+{
+	_cleanup_close_ int pfd =
+		(int)syscall(SYS_pidfd_open, (pid_t)h->pid, 0);
+	char pid[16];
+
+	if (pfd < 0)
+		return;
+	snprintf(pid, sizeof(pid), "%d", (int)h->pid);
+	if (proc_uid((unsigned)h->pid) != h->uid || !fd_dir_has(pid, target))
+		return;
+	syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+}
+
+int device_file_free(const char *path, unsigned wait_ms,
+		     struct device_holder *h, unsigned *killed)
+{
+	_cleanup_free_ char *target = realpath(path, NULL);
+	unsigned waited = 0;
+	int r;
+
+	*killed = 0;
+	if (!target)
+		return errno == ENOENT ? 0 : -errno;
+	while ((r = holders_scan(target, true, h)) > 0) {
+		/* Root's: no leftover of a lending; the caller judges. */
+		if (h->uid == 0 || waited >= wait_ms)
+			return -EBUSY;
+		if (*killed < (unsigned)r)
+			*killed = (unsigned)r;
+		usleep(20 * 1000);
+		waited += 20;
+	}
+	return r;
 }

@@ -264,17 +264,30 @@ static enum prolog_result prolog_check_other_holders(struct prolog *p,
 	for (size_t i = 0; i < ALLOC_GRES_NAMES; i++)
 		for (size_t j = 0; j < p->alloc.gres[i].n; j++) {
 			const char *file = p->alloc.gres[i].files[j];
-			char comm[32];
-			pid_t pid;
+			struct device_holder h;
+			unsigned killed;
+			int r;
 
-			if (device_file_holder(file, &pid, comm,
-					       sizeof(comm)) != 1)
+			/* A user's holder outlived the job it was lent to:
+			 * reclaimed, never a reason to drain. */
+			r = device_file_free(file, DEVICE_FREE_WAIT_MS, &h,
+					     &killed);
+			if (killed)
+				log_info("job %u: %s %u (%s) was held by %u "
+					 "process%s of a user whose job ended "
+					 "(uid %ld, %s): killed, reclaimed",
+					 job, p->alloc.gres[i].name,
+					 p->alloc.gres[i].indices[j], file,
+					 killed, killed == 1 ? "" : "es", h.uid,
+					 h.comm);
+			if (r != -EBUSY)
 				continue;
 			log_error("job %u: %s %u (%s) is held by process %d "
-				  "(%s), which is no guest of slurm-vm",
+				  "(%s, uid %ld), which is no guest of "
+				  "slurm-vm",
 				  job, p->alloc.gres[i].name,
-				  p->alloc.gres[i].indices[j], file, (int)pid,
-				  comm);
+				  p->alloc.gres[i].indices[j], file, (int)h.pid,
+				  h.comm, h.uid);
 			return PROLOG_NODE_FAULT;
 		}
 	return PROLOG_OK;

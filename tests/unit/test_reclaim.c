@@ -216,6 +216,64 @@ static void test_device_file_holder(void **state)
 	assert_int_equal(device_file_holder(path, &pid, comm, sizeof(comm)), 0);
 }
 
+/* A child holding @path open, as @uid (0: stays root). */
+static pid_t spawn_holder(const char *path, uid_t uid)
+{
+	int ready[2];
+	char c;
+	pid_t child;
+
+	assert_int_equal(pipe(ready), 0);
+	child = fork();
+	if (child == 0) {
+		int fd = open(path, O_RDONLY);
+
+		if (fd < 0 || (uid && (setgid(uid) < 0 || setuid(uid) < 0)))
+			_exit(1);
+		close(ready[0]);
+		close(ready[1]);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	(void)read(ready[0], &c, 1); /* EOF once the child is ready */
+	close(ready[0]);
+	return child;
+}
+
+/* A user's process still holding a group file after its job is killed
+ * (the file is the next job's); root's is left for the caller to judge. */
+static void test_device_file_free(void **state)
+{
+	struct device_holder h;
+	unsigned killed;
+	char path[512];
+	pid_t child;
+	int status;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(path, sizeof(path), "%s/vfio-13", top);
+	close(open(path, O_WRONLY | O_CREAT, 0644));
+	assert_int_equal(device_file_free(path, 1000, &h, &killed), 0);
+	assert_int_equal(killed, 0);
+
+	child = spawn_holder(path, 65534);
+	assert_int_equal(device_file_free(path, 2000, &h, &killed), 0);
+	assert_int_equal(killed, 1);
+	assert_int_equal(h.uid, 65534);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+	child = spawn_holder(path, 0);
+	assert_int_equal(device_file_free(path, 1000, &h, &killed), -EBUSY);
+	assert_int_equal(h.pid, child);
+	assert_int_equal(h.uid, 0);
+	assert_int_equal(kill(child, 0), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +288,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_step_keeps_state,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_file_holder, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_device_file_free, setup,
 						teardown),
 	};
 
