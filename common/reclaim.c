@@ -462,6 +462,97 @@ int guest_reclaim(const struct vmconf *conf, const struct guest *g,
 	return 0;
 }
 
+/* ------------------------------------------------------ kept state */
+
+int guest_remove_kept(const struct vmconf *conf, const char *name)
+{
+	struct teardown_result res;
+	_cleanup_close_ int fd = statedir_open(conf->state_dir, name, false);
+	int r;
+
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	r = statedir_lock(fd, 0);
+	if (r < 0)
+		return r;
+	r = teardown_kept_files(conf, fd, &res);
+	if (r < 0)
+		return log_errno(r,
+				 "%s: %u of %u kept files could not be "
+				 "deleted; kept for another try",
+				 name, res.failed, res.steps);
+	return statedir_remove(conf->state_dir, name);
+}
+
+int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed)
+{
+	struct guest_list list = { 0 };
+	_cleanup_close_ int top = -1;
+	int r, failed = 0;
+
+	*removed = 0;
+	if (!conf->keep_for_hours)
+		return 0;
+	r = scan_state_dirs(conf, &list);
+	top = open(conf->state_dir,
+		   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (size_t i = 0; r == 0 && top >= 0 && i < list.n; i++) {
+		char marker[sizeof(list.v[i].name) +
+			    sizeof(GUEST_TORN_DOWN_FILE) + 1];
+		struct stat st;
+
+		snprintf(marker, sizeof(marker), "%s/" GUEST_TORN_DOWN_FILE,
+			 list.v[i].name);
+		if (!list.v[i].torn_down ||
+		    fstatat(top, marker, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    now - st.st_mtime < (time_t)conf->keep_for_hours * 3600)
+			continue;
+		if (guest_remove_kept(conf, list.v[i].name) < 0) {
+			failed++;
+			continue;
+		}
+		log_info("%s: kept files (--vm-keep) removed: older than "
+			 "KeepFor=%u hours",
+			 list.v[i].name, conf->keep_for_hours);
+		(*removed)++;
+	}
+	guest_list_free(&list);
+	if (r == 0 && failed)
+		r = -EIO;
+	return r;
+}
+
+int guest_take_name(const struct vmconf *conf, uint32_t job_id,
+		    unsigned restart, unsigned lock_wait_s)
+{
+	struct teardown_result res;
+	struct guest g;
+	bool torn;
+	int fd;
+
+	guest_from_job(&g, job_id, restart);
+	fd = statedir_open(conf->state_dir, g.name, false);
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	torn = faccessat(fd, GUEST_TORN_DOWN_FILE, F_OK, AT_SYMLINK_NOFOLLOW) ==
+	       0;
+	/* Written for that job, not for this one. */
+	if (!torn && unlinkat(fd, GUEST_KEEP_FILE, 0) < 0 && errno != ENOENT) {
+		close(fd);
+		return log_errno(errno, "cannot delete %s/%s/" GUEST_KEEP_FILE,
+				 conf->state_dir, g.name);
+	}
+	close(fd);
+	log_warn("%s/%s is left from an earlier job %u (job ids wrapped): "
+		 "%s",
+		 conf->state_dir, g.name, job_id,
+		 torn ? "its kept files are removed"
+		      : "its guest is torn down, nothing kept");
+	if (torn)
+		return guest_remove_kept(conf, g.name);
+	return guest_reclaim(conf, &g, lock_wait_s, true, &res);
+}
+
 /* ----------------------------------------------------- device holders */
 
 static bool fd_dir_has(const char *pid, const char *target)

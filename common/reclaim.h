@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "teardown.h"
 #include "vmconf.h"
@@ -85,6 +86,19 @@ const char *guests_foreign_holder(const struct guest_list *list,
 int guest_reclaim(const struct vmconf *conf, const struct guest *g,
 		  unsigned lock_wait_s, bool hurry,
 		  struct teardown_result *res);
+/* Kept state (--vm-keep) of a torn-down guest @name: the files its journal
+ * names (overlay, NVRAM in OverlayDir; the seed) deleted, no other record
+ * undone again, the state directory removed. -EBUSY when locked. */
+int guest_remove_kept(const struct vmconf *conf, const char *name);
+/* Every kept state whose teardown is older than KeepFor= removed
+ * (`slurm-vm cleanup` and each prolog); *@removed says how many. */
+int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed);
+/* Frees the state name job-<id>.<restart> for a new job: a directory of
+ * that name is an earlier job's (job ids wrap), and so is its keep marker.
+ * Kept and torn down: its files removed; else its guest torn down with
+ * nothing kept. 0 when the name is free (or was). */
+int guest_take_name(const struct vmconf *conf, uint32_t job_id,
+		    unsigned restart, unsigned lock_wait_s);
 /* A guest by name only (what the epilog knows): state, no domain seen. */
 void guest_from_job(struct guest *g, uint32_t job_id, unsigned restart);
 

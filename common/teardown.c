@@ -238,8 +238,15 @@ static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 	return -EBADMSG;
 }
 
-int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
-		    struct teardown_result *res)
+/* The records that name files a kept guest leaves (--vm-keep). */
+static bool entry_is_kept_file(const struct journal_entry *e)
+{
+	return strcmp(e->verb, "OVERLAY") == 0 ||
+	       strcmp(e->verb, "NVRAM") == 0 || strcmp(e->verb, "SEED") == 0;
+}
+
+static int replay(const struct vmconf *conf, int state_fd, bool keep,
+		  bool files_only, struct teardown_result *res)
 {
 	struct teardown t = { .conf = conf,
 			      .state_fd = state_fd,
@@ -255,6 +262,8 @@ int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 		const struct journal_entry *e = &j.entries[i];
 		double t0 = clock_now_s();
 
+		if (files_only && !entry_is_kept_file(e))
+			continue;
 		r = teardown_entry(&t, e);
 		res->steps++;
 		if (r < 0)
@@ -275,4 +284,16 @@ int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 	hv_close(t.hv);
 	journal_free(&j);
 	return res->failed ? -EIO : 0;
+}
+
+int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
+		    struct teardown_result *res)
+{
+	return replay(conf, state_fd, keep, false, res);
+}
+
+int teardown_kept_files(const struct vmconf *conf, int state_fd,
+			struct teardown_result *res)
+{
+	return replay(conf, state_fd, false, true, res);
 }
