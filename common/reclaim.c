@@ -597,12 +597,13 @@ static void proc_comm(unsigned pid, char *comm, size_t len)
 	fclose(f);
 }
 
-/* The real and effective uid of @pid: root's when either is 0 (a set-uid
- * program of root's counts as root's), -1 when it is gone. */
+/* The real uid of @pid, -1 when it is gone. The real one: a set-uid
+ * program a user started (su waiting for a password) is still the user's,
+ * and must not pass for a holder of root's, which drains the node. */
 static long proc_uid(unsigned pid)
 {
 	char path[64], line[256];
-	unsigned ruid, euid;
+	unsigned ruid;
 	long uid = -1;
 	FILE *f;
 
@@ -611,8 +612,8 @@ static long proc_uid(unsigned pid)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2) {
-			uid = ruid && euid ? (long)ruid : 0;
+		if (sscanf(line, "Uid: %u", &ruid) == 1) {
+			uid = (long)ruid;
 			break;
 		}
 	fclose(f);

@@ -112,7 +112,7 @@ int device_file_holder(const char *path, pid_t *pid, char *comm,
 
 struct device_holder {
 	pid_t pid;
-	long uid; /* 0: root's (real or effective uid 0) */
+	long uid; /* its real uid; 0: root's */
 	char comm[32];
 };
 

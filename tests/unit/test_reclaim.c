@@ -289,8 +289,9 @@ static void test_take_name_after_wrap(void **state)
 	assert_int_equal(guest_take_name(&conf, 24, 0, 0), 0);
 }
 
-/* A child holding @path open, as @uid (0: stays root). */
-static pid_t spawn_holder(const char *path, uid_t uid)
+/* A child holding @path open, as @uid (0: stays root); @setuid_root:
+ * effective uid 0, as a set-uid program the user started. */
+static pid_t spawn_holder(const char *path, uid_t uid, bool setuid_root)
 {
 	int ready[2];
 	char c;
@@ -301,7 +302,10 @@ static pid_t spawn_holder(const char *path, uid_t uid)
 	if (child == 0) {
 		int fd = open(path, O_RDONLY);
 
-		if (fd < 0 || (uid && (setgid(uid) < 0 || setuid(uid) < 0)))
+		if (fd < 0 || (uid && setgid(uid) < 0))
+			_exit(1);
+		if (uid &&
+		    (setuid_root ? setresuid(uid, 0, 0) : setuid(uid)) < 0)
 			_exit(1);
 		close(ready[0]);
 		close(ready[1]);
@@ -331,14 +335,16 @@ static void test_device_file_free(void **state)
 	assert_int_equal(device_file_free(path, 1000, &h, &killed), 0);
 	assert_int_equal(killed, 0);
 
-	child = spawn_holder(path, 65534);
-	assert_int_equal(device_file_free(path, 2000, &h, &killed), 0);
-	assert_int_equal(killed, 1);
-	assert_int_equal(h.uid, 65534);
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	for (int suid = 0; suid < 2; suid++) {
+		child = spawn_holder(path, 65534, suid);
+		assert_int_equal(device_file_free(path, 2000, &h, &killed), 0);
+		assert_int_equal(killed, 1);
+		assert_int_equal(h.uid, 65534);
+		assert_int_equal(waitpid(child, &status, 0), child);
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	}
 
-	child = spawn_holder(path, 0);
+	child = spawn_holder(path, 0, false);
 	assert_int_equal(device_file_free(path, 1000, &h, &killed), -EBUSY);
 	assert_int_equal(h.pid, child);
 	assert_int_equal(h.uid, 0);
