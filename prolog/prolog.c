@@ -299,8 +299,8 @@ static enum prolog_result prolog_check_other_holders(struct prolog *p,
 			if (r != -EBUSY)
 				continue;
 			log_error("job %u: %s %u (%s) is held by process %d "
-				  "(%s, uid %ld), which is no guest of "
-				  "slurm-vm",
+				  "(%s), which is no guest of slurm-vm (uid "
+				  "%ld)",
 				  job, p->alloc.gres[i].name,
 				  p->alloc.gres[i].indices[j], file, (int)h.pid,
 				  h.comm, h.uid);
