@@ -464,7 +464,8 @@ int guest_reclaim(const struct vmconf *conf, const struct guest *g,
 
 /* ------------------------------------------------------ kept state */
 
-int guest_remove_kept(const struct vmconf *conf, const char *name)
+int guest_remove_kept(const struct vmconf *conf, const char *name,
+		      unsigned lock_wait_s)
 {
 	struct teardown_result res;
 	_cleanup_close_ int fd = statedir_open(conf->state_dir, name, false);
@@ -472,7 +473,7 @@ int guest_remove_kept(const struct vmconf *conf, const char *name)
 
 	if (fd < 0)
 		return fd == -ENOENT ? 0 : fd;
-	r = statedir_lock(fd, 0);
+	r = statedir_lock(fd, lock_wait_s);
 	if (r < 0)
 		return r;
 	r = teardown_kept_files(conf, fd, &res);
@@ -507,7 +508,7 @@ int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed)
 		    fstatat(top, marker, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    now - st.st_mtime < (time_t)conf->keep_for_hours * 3600)
 			continue;
-		if (guest_remove_kept(conf, list.v[i].name) < 0) {
+		if (guest_remove_kept(conf, list.v[i].name, 0) < 0) {
 			failed++;
 			continue;
 		}
@@ -549,7 +550,7 @@ int guest_take_name(const struct vmconf *conf, uint32_t job_id,
 		 torn ? "its kept files are removed"
 		      : "its guest is torn down, nothing kept");
 	if (torn)
-		return guest_remove_kept(conf, g.name);
+		return guest_remove_kept(conf, g.name, lock_wait_s);
 	return guest_reclaim(conf, &g, lock_wait_s, true, &res);
 }
 
@@ -620,7 +621,24 @@ static long proc_uid(unsigned pid)
 	return uid;
 }
 
-static void holder_kill(const char *target, const struct device_holder *h);
+/* SIGKILL to @h if it still is a process of the same uid holding @target:
+ * a pidfd pins the process, so a recycled pid is never signalled. */
+static void holder_kill(const char *target, const struct device_holder *h)
+{
+	_cleanup_close_ int pfd =
+		(int)syscall(SYS_pidfd_open, (pid_t)h->pid, 0);
+	char pid[16];
+
+	if (pfd < 0 && errno != ENOSYS)
+		return; /* gone */
+	snprintf(pid, sizeof(pid), "%d", (int)h->pid);
+	if (proc_uid((unsigned)h->pid) != h->uid || !fd_dir_has(pid, target))
+		return;
+	if (pfd < 0) /* a kernel before 5.3: checked just now */
+		kill(h->pid, SIGKILL);
+	else
+		syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+}
 
 /* Every process other than ours with @target open: how many (or -errno);
  * @h gets a root one if there is, else the first. With @kill, each that is
@@ -668,22 +686,6 @@ int device_file_holder(const char *path, pid_t *pid, char *comm,
 		snprintf(comm, comm_len, "%s", h.comm);
 	}
 	return r > 0 ? 1 : r;
-}
-
-/* SIGKILL to @h if it still is a process of the same uid holding @target:
- * a pidfd pins the process, so a recycled pid is never signalled. */
-static void holder_kill(const char *target, const struct device_holder *h)
-{
-	_cleanup_close_ int pfd =
-		(int)syscall(SYS_pidfd_open, (pid_t)h->pid, 0);
-	char pid[16];
-
-	if (pfd < 0)
-		return;
-	snprintf(pid, sizeof(pid), "%d", (int)h->pid);
-	if (proc_uid((unsigned)h->pid) != h->uid || !fd_dir_has(pid, target))
-		return;
-	syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
 }
 
 int device_file_free(const char *path, unsigned wait_ms,

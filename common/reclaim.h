@@ -88,8 +88,10 @@ int guest_reclaim(const struct vmconf *conf, const struct guest *g,
 		  struct teardown_result *res);
 /* Kept state (--vm-keep) of a torn-down guest @name: the files its journal
  * names (overlay, NVRAM in OverlayDir; the seed) deleted, no other record
- * undone again, the state directory removed. -EBUSY when locked. */
-int guest_remove_kept(const struct vmconf *conf, const char *name);
+ * undone again, the state directory removed. -EBUSY when still locked
+ * after @lock_wait_s. */
+int guest_remove_kept(const struct vmconf *conf, const char *name,
+		      unsigned lock_wait_s);
 /* Every kept state whose teardown is older than KeepFor= removed
  * (`slurm-vm cleanup` and each prolog); *@removed says how many. */
 int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed);
