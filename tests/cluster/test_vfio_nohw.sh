@@ -9,6 +9,8 @@
 #   hostdev: a job fault, the node stays up;
 # - prebound, group files held by a process of a user (left over from a job
 #   that ended): killed, the files reclaimed, the node stays up;
+# - the epilog of a job whose batch script still holds its lent group file:
+#   the file back to root, the holder killed;
 # - prebound, a group file held open by a process of root's: a node fault
 #   (drained), naming the holder, nothing given away;
 # - managed: libvirt does not know the fixture's functions, so the detach
@@ -80,6 +82,32 @@ case "$(node_state)" in idle | mix | alloc) ok "user's holder: node $(node_state
 	resume
 	;;
 esac
+
+# --- the epilog of a job whose batch script opened its lent group file
+# (a journal as the prolog writes it, the file still the user's): the file
+# goes back and the user's holder is killed
+g=$(ls "$devdir" | grep -E '^[0-9]+$' | head -1)
+st=$HARNESS_DIR/vm/state/job-999999.0
+mkdir -p "$(dirname "$st")" && mkdir -m 0711 "$st"
+printf 'DEVOWNER\t%s\t0\t0\t600\n' "$devdir/$g" >"$st/journal"
+chmod 0600 "$st/journal"
+chown "$uid" "$devdir/$g"
+/usr/bin/python3 -c 'import os, sys, time; fd = os.open(sys.argv[2], os.O_PATH)
+os.setgid(int(sys.argv[1])); os.setuid(int(sys.argv[1])); time.sleep(300)' "$uid" "$devdir/$g" &
+uholder=$!
+harness_wait 10 "the user's holder" bash -c "[ \"\$(stat -c %u /proc/$uholder)\" = $uid ]" ||
+	fail "the user's holder did not open $g"
+rc=0
+env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID=999999 SPANK_VM_IMAGE=testguest \
+	"$HARNESS_BIN/slurm-vm-epilog" >/dev/null 2>&1 || rc=$?
+[ "$rc" = 0 ] && [ "$(stat -c '%u:%g %a' "$devdir/$g")" = "0:0 600" ] &&
+	harness_wait 5 "the holder to be gone" bash -c "! kill -0 $uholder 2>/dev/null" &&
+	ok "epilog: group $g back to 0:0 600 and the user's holder killed ($(grep -o "$devdir/$g: 1 process.*" "$HARNESS_VM_LOG" | sed "s|$devdir/||" | tail -1))" ||
+	fail "epilog: rc=$rc, holder $(kill -0 "$uholder" 2>/dev/null && echo alive || echo gone), group $g $(stat -c '%u:%g %a' "$devdir/$g")"
+kill -9 "$uholder" 2>/dev/null || true
+wait "$uholder" 2>/dev/null || true
+chown 0:0 "$devdir/$g" && chmod 600 "$devdir/$g"
+rm -rf "$st"
 
 # --- prebound, a group file held open by root: node fault, nothing given
 g=$(ls "$devdir" | grep -E '^[0-9]+$' | head -1)
