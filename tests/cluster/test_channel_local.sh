@@ -306,13 +306,13 @@ out=$(as svmtest2 -- true 2>&1)
 rc=$?
 [ $rc -ne 0 ] && pass "svmtest2 cannot reach the socket ($rc)" ||
 	fail "svmtest2 reached the task socket"
-chmod 755 "$state/task"
+chmod 666 "$sock"
 out=$(as svmtest2 -- true 2>&1)
 rc=$?
-chmod 700 "$state/task"
+chmod 600 "$sock"
 [ $rc -eq 255 ] && echo "$out" | grep -q "permission denied" &&
 	pass "relay refuses uid $(id -u svmtest2) (SO_PEERCRED)" ||
-	fail "svmtest2 through an open directory: $rc '$out'"
+	fail "svmtest2 through an open socket: $rc '$out'"
 out=$(cd /tmp && "$exec_bin" --socket "$sock" -- id -u 2>&1)
 rc=$?
 [ $rc -eq 255 ] && echo "$out" | grep -q "permission denied" &&
