@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -40,7 +41,8 @@ static int cleanup_fates(const struct guest_list *list, enum job_fate *fates,
 		if (list->v[i].torn_down) {
 			fates[i] = JOB_FATE_ACTIVE;
 			snprintf(why[i], sizeof(why[i]),
-				 "torn down, files kept (--vm-keep)");
+				 "torn down, files kept (--vm-keep) until "
+				 "KeepFor= passes");
 			continue;
 		}
 		if (job_fate(list->v[i].job_id, list->v[i].restart, &fates[i],
@@ -85,8 +87,16 @@ static int cleanup_run(const struct vmconf *conf, bool dry_run)
 	_cleanup_free_ enum job_fate *fates = NULL;
 	_cleanup_free_ char(*why)[128] = NULL;
 	struct guest_list list;
+	unsigned expired = 0;
 	int r, failed = 0;
 
+	/* Kept state past KeepFor= first (no libvirt needed): what is left
+	 * is listed below. */
+	if (!dry_run && kept_expire(conf, time(NULL), &expired) < 0)
+		failed++;
+	if (expired)
+		printf("expired %u kept state%s older than KeepFor=%u hours\n",
+		       expired, expired == 1 ? "" : "s", conf->keep_for_hours);
 	r = guests_scan(conf, &list);
 	if (r < 0)
 		return r;

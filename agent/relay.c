@@ -859,8 +859,10 @@ static int run(void)
 
 /* ---- setup ---- */
 
-/* The socket's directory belongs to the job user (mode 0700); its parent,
- * the job's state directory, must be root's and not writable by others. */
+/* The socket's directory is root's (0711): the job user may connect to the
+ * socket, which is theirs (0600), but store nothing there (it is on /run,
+ * a tmpfs). Its parent, the job's state directory, must be root's and not
+ * writable by others. */
 static int socket_setup(void)
 {
 	_cleanup_free_ char *dir = strdup(relay.socket_path);
@@ -897,19 +899,21 @@ static int socket_setup(void)
 	if (fstat(relay.dir_fd, &st) < 0 ||
 	    (st.st_uid != 0 && st.st_uid != relay.uid))
 		return log_errno(EPERM, "%s belongs to someone else", dir);
-	/* Root's until the socket is in place; then the job user's. */
+	/* Root's for good: the user gets the socket only. */
 	if (fchown(relay.dir_fd, 0, 0) < 0 || fchmod(relay.dir_fd, 0700) < 0)
 		return log_errno(errno, "cannot secure %s", dir);
 	unlinkat(relay.dir_fd, relay.sock_name, 0);
-	old = umask(0);
-	r = unix_listen(relay.socket_path, 0666);
+	old = umask(077);
+	r = unix_listen(relay.socket_path, 0600);
 	umask(old);
 	if (r < 0)
 		return log_errno(r, "cannot listen on %s", relay.socket_path);
 	relay.listen_fd = r;
-	if (fchown(relay.dir_fd, relay.uid, relay.gid) < 0)
-		return log_errno(errno, "cannot give %s to uid %u", dir,
-				 (unsigned)relay.uid);
+	if (fchownat(relay.dir_fd, relay.sock_name, relay.uid, relay.gid,
+		     AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fchmod(relay.dir_fd, 0711) < 0)
+		return log_errno(errno, "cannot give %s to uid %u",
+				 relay.socket_path, (unsigned)relay.uid);
 	return 0;
 }
 

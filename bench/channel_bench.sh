@@ -72,7 +72,7 @@ gid=$(id -g "$user")
 . "$top/tests/cluster/libvirt.sh"
 
 # Root-owned and not group/world-writable, traversable by the user: the
-# relay makes sock/ the user's.
+# relay makes sock/ root's 0711 and the socket the user's.
 work=$(mktemp -d /run/svm-bench.XXXXXX)
 chmod 755 "$work"
 sock=$work/sock/relay.sock

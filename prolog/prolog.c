@@ -14,9 +14,11 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -53,6 +55,20 @@ static enum prolog_result prolog_check_image(struct prolog *p)
 		/* The request is cut so that the cause fits in the reason. */
 		log_error("job %u: refused: image %.200s cannot be used: %s",
 			  req->job_id, req->image, cause ? cause : "?");
+		return PROLOG_JOB_FAULT;
+	}
+	if (p->conf.overlay_max_gib &&
+	    p->chain.layers[0].virtual_size > p->conf.overlay_max_gib << 30) {
+		uint64_t gib =
+			((p->chain.layers[0].virtual_size - 1) >> 30) + 1;
+
+		/* The overlay grows up to the image's virtual size (plus
+		 * qcow2 metadata), in OverlayDir, a system filesystem. */
+		log_error("job %u: refused: image %s has a virtual size of "
+			  "%" PRIu64 " GiB; this node's overlays may grow to "
+			  "OverlayMaxSize=%" PRIu64 " GiB: use a smaller image",
+			  req->job_id, req->image, gib,
+			  p->conf.overlay_max_gib);
 		return PROLOG_JOB_FAULT;
 	}
 	log_info("job %u: user %s image %s -> %s (%s, %u layer%s, %s%s) "
@@ -276,17 +292,30 @@ static enum prolog_result prolog_check_other_holders(struct prolog *p,
 	for (size_t i = 0; i < ALLOC_GRES_NAMES; i++)
 		for (size_t j = 0; j < p->alloc.gres[i].n; j++) {
 			const char *file = p->alloc.gres[i].files[j];
-			char comm[32];
-			pid_t pid;
+			struct device_holder h;
+			unsigned killed;
+			int r;
 
-			if (device_file_holder(file, &pid, comm,
-					       sizeof(comm)) != 1)
+			/* A user's holder outlived the job it was lent to:
+			 * reclaimed, never a reason to drain. */
+			r = device_file_free(file, DEVICE_FREE_WAIT_MS, &h,
+					     &killed);
+			if (killed)
+				log_info("job %u: %s %u (%s) was held by %u "
+					 "process%s of a user whose job ended "
+					 "(uid %ld, %s): killed, reclaimed",
+					 job, p->alloc.gres[i].name,
+					 p->alloc.gres[i].indices[j], file,
+					 killed, killed == 1 ? "" : "es", h.uid,
+					 h.comm);
+			if (r != -EBUSY)
 				continue;
 			log_error("job %u: %s %u (%s) is held by process %d "
-				  "(%s), which is no guest of slurm-vm",
+				  "(%s), which is no guest of slurm-vm (uid "
+				  "%ld)",
 				  job, p->alloc.gres[i].name,
-				  p->alloc.gres[i].indices[j], file, (int)pid,
-				  comm);
+				  p->alloc.gres[i].indices[j], file, (int)h.pid,
+				  h.comm, h.uid);
 			return PROLOG_NODE_FAULT;
 		}
 	return PROLOG_OK;
@@ -348,6 +377,36 @@ static enum prolog_result prolog_own_state(struct prolog *p)
 	return PROLOG_OK;
 }
 
+/* State of this name left by an earlier job (job ids wrap) is not this
+ * job's: its keep marker least of all. One that cannot be torn down may
+ * still hold devices: the node's fault, as at its own epilog. */
+static enum prolog_result prolog_take_state_name(struct prolog *p)
+{
+	int r = guest_take_name(&p->conf, p->req.job_id, p->req.restart_count,
+				p->conf.shutdown_timeout + 30);
+
+	if (r < 0 && r != -ENOTDIR && r != -ELOOP && r != -EPERM) {
+		log_errno(r,
+			  "job %u: the state left by an earlier job %u in "
+			  "%s cannot be removed; see `slurm-vm list`",
+			  p->req.job_id, p->req.job_id, p->conf.state_dir);
+		return PROLOG_NODE_FAULT;
+	}
+	return PROLOG_OK;
+}
+
+/* Kept state (--vm-keep) past KeepFor= goes here too, not only when an
+ * admin runs `slurm-vm cleanup`. Never the job's problem. */
+static void prolog_expire_kept(struct prolog *p)
+{
+	unsigned removed;
+
+	if (kept_expire(&p->conf, time(NULL), &removed) < 0)
+		log_warn("job %u: some kept state older than KeepFor=%uh could "
+			 "not be removed; run `slurm-vm cleanup`",
+			 p->req.job_id, p->conf.keep_for_hours);
+}
+
 /* Runs one phase when the ones before succeeded, and logs its time. */
 static enum prolog_result
 prolog_phase(struct prolog *p, const char *name,
@@ -391,9 +450,12 @@ static enum prolog_result prolog_run(struct prolog *p)
 	 * request, the job's steps must find the reason and fail. */
 	if (request_job_from_env(&p->req.job_id, &p->req.restart_count) < 0)
 		return PROLOG_NODE_FAULT;
-	res = prolog_statedir(p);
+	res = prolog_take_state_name(p);
+	if (res == PROLOG_OK)
+		res = prolog_statedir(p);
 	if (res != PROLOG_OK)
 		return res;
+	prolog_expire_kept(p);
 	if (request_from_env(&p->req) < 0) {
 		_cleanup_free_ char *cause = strdup(log_last_error());
 

@@ -7,10 +7,13 @@
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -459,6 +462,98 @@ int guest_reclaim(const struct vmconf *conf, const struct guest *g,
 	return 0;
 }
 
+/* ------------------------------------------------------ kept state */
+
+int guest_remove_kept(const struct vmconf *conf, const char *name,
+		      unsigned lock_wait_s)
+{
+	struct teardown_result res;
+	_cleanup_close_ int fd = statedir_open(conf->state_dir, name, false);
+	int r;
+
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	r = statedir_lock(fd, lock_wait_s);
+	if (r < 0)
+		return r;
+	r = teardown_kept_files(conf, fd, &res);
+	if (r < 0)
+		return log_errno(r,
+				 "%s: %u of %u kept files could not be "
+				 "deleted; kept for another try",
+				 name, res.failed, res.steps);
+	return statedir_remove(conf->state_dir, name);
+}
+
+int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed)
+{
+	struct guest_list list = { 0 };
+	_cleanup_close_ int top = -1;
+	int r, failed = 0;
+
+	*removed = 0;
+	if (!conf->keep_for_hours)
+		return 0;
+	r = scan_state_dirs(conf, &list);
+	top = open(conf->state_dir,
+		   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (size_t i = 0; r == 0 && top >= 0 && i < list.n; i++) {
+		char marker[sizeof(list.v[i].name) +
+			    sizeof(GUEST_TORN_DOWN_FILE) + 1];
+		struct stat st;
+
+		snprintf(marker, sizeof(marker), "%s/" GUEST_TORN_DOWN_FILE,
+			 list.v[i].name);
+		if (!list.v[i].torn_down ||
+		    fstatat(top, marker, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    now - st.st_mtime < (time_t)conf->keep_for_hours * 3600)
+			continue;
+		if (guest_remove_kept(conf, list.v[i].name, 0) < 0) {
+			failed++;
+			continue;
+		}
+		log_info("%s: kept files (--vm-keep) removed: older than "
+			 "KeepFor=%u hours",
+			 list.v[i].name, conf->keep_for_hours);
+		(*removed)++;
+	}
+	guest_list_free(&list);
+	if (r == 0 && failed)
+		r = -EIO;
+	return r;
+}
+
+int guest_take_name(const struct vmconf *conf, uint32_t job_id,
+		    unsigned restart, unsigned lock_wait_s)
+{
+	struct teardown_result res;
+	struct guest g;
+	bool torn;
+	int fd;
+
+	guest_from_job(&g, job_id, restart);
+	fd = statedir_open(conf->state_dir, g.name, false);
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	torn = faccessat(fd, GUEST_TORN_DOWN_FILE, F_OK, AT_SYMLINK_NOFOLLOW) ==
+	       0;
+	/* Written for that job, not for this one. */
+	if (!torn && unlinkat(fd, GUEST_KEEP_FILE, 0) < 0 && errno != ENOENT) {
+		close(fd);
+		return log_errno(errno, "cannot delete %s/%s/" GUEST_KEEP_FILE,
+				 conf->state_dir, g.name);
+	}
+	close(fd);
+	log_warn("%s/%s is left from an earlier job %u (job ids wrapped): "
+		 "%s",
+		 conf->state_dir, g.name, job_id,
+		 torn ? "its kept files are removed"
+		      : "its guest is torn down, nothing kept");
+	if (torn)
+		return guest_remove_kept(conf, g.name, lock_wait_s);
+	return guest_reclaim(conf, &g, lock_wait_s, true, &res);
+}
+
 /* ----------------------------------------------------- device holders */
 
 static bool fd_dir_has(const char *pid, const char *target)
@@ -503,29 +598,114 @@ static void proc_comm(unsigned pid, char *comm, size_t len)
 	fclose(f);
 }
 
-int device_file_holder(const char *path, pid_t *pid, char *comm,
-		       size_t comm_len)
+/* The real uid of @pid, -1 when it is gone. The real one: a set-uid
+ * program a user started (su waiting for a password) is still the user's,
+ * and must not pass for a holder of root's, which drains the node. */
+static long proc_uid(unsigned pid)
 {
-	_cleanup_free_ char *target = realpath(path, NULL);
+	char path[64], line[256];
+	unsigned ruid;
+	long uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u", &ruid) == 1) {
+			uid = (long)ruid;
+			break;
+		}
+	fclose(f);
+	return uid;
+}
+
+/* SIGKILL to @h if it still is a process of the same uid holding @target:
+ * a pidfd pins the process, so a recycled pid is never signalled. */
+static void holder_kill(const char *target, const struct device_holder *h)
+{
+	_cleanup_close_ int pfd =
+		(int)syscall(SYS_pidfd_open, (pid_t)h->pid, 0);
+	char pid[16];
+
+	if (pfd < 0 && errno != ENOSYS)
+		return; /* gone */
+	snprintf(pid, sizeof(pid), "%d", (int)h->pid);
+	if (proc_uid((unsigned)h->pid) != h->uid || !fd_dir_has(pid, target))
+		return;
+	if (pfd < 0) /* a kernel before 5.3: checked just now */
+		kill(h->pid, SIGKILL);
+	else
+		syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+}
+
+/* Every process other than ours with @target open: how many (or -errno);
+ * @h gets a root one if there is, else the first. With @kill, each that is
+ * not root's is sent SIGKILL. */
+static int holders_scan(const char *target, bool kill, struct device_holder *h)
+{
+	struct device_holder cur;
 	struct dirent *de;
 	unsigned self = (unsigned)getpid(), p;
-	int found = 0;
+	int n = 0;
 	DIR *d;
 
-	if (!target)
-		return errno == ENOENT ? 0 : -errno;
 	d = opendir("/proc");
 	if (!d)
 		return -errno;
-	while (!found && (de = readdir(d))) {
+	while ((de = readdir(d))) {
 		if (str_to_uint(de->d_name, &p) < 0 || p == self)
 			continue;
 		if (!fd_dir_has(de->d_name, target))
 			continue;
-		found = 1;
-		*pid = (pid_t)p;
-		proc_comm(p, comm, comm_len);
+		cur.pid = (pid_t)p;
+		cur.uid = proc_uid(p);
+		proc_comm(p, cur.comm, sizeof(cur.comm));
+		if (n++ == 0 || cur.uid == 0)
+			*h = cur;
+		if (kill && cur.uid > 0)
+			holder_kill(target, &cur);
 	}
 	closedir(d);
-	return found;
+	return n;
+}
+
+int device_file_holder(const char *path, pid_t *pid, char *comm,
+		       size_t comm_len)
+{
+	_cleanup_free_ char *target = realpath(path, NULL);
+	struct device_holder h;
+	int r;
+
+	if (!target)
+		return errno == ENOENT ? 0 : -errno;
+	r = holders_scan(target, false, &h);
+	if (r > 0) {
+		*pid = h.pid;
+		snprintf(comm, comm_len, "%s", h.comm);
+	}
+	return r > 0 ? 1 : r;
+}
+
+int device_file_free(const char *path, unsigned wait_ms,
+		     struct device_holder *h, unsigned *killed)
+{
+	_cleanup_free_ char *target = realpath(path, NULL);
+	unsigned waited = 0;
+	int r;
+
+	*killed = 0;
+	if (!target)
+		return errno == ENOENT ? 0 : -errno;
+	while ((r = holders_scan(target, true, h)) > 0) {
+		/* Root's: no leftover of a lending; the caller judges. */
+		if (h->uid == 0 || waited >= wait_ms)
+			return -EBUSY;
+		if (*killed < (unsigned)r)
+			*killed = (unsigned)r;
+		usleep(20 * 1000);
+		waited += 20;
+	}
+	return r;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "teardown.h"
 #include "vmconf.h"
@@ -85,6 +86,21 @@ const char *guests_foreign_holder(const struct guest_list *list,
 int guest_reclaim(const struct vmconf *conf, const struct guest *g,
 		  unsigned lock_wait_s, bool hurry,
 		  struct teardown_result *res);
+/* Kept state (--vm-keep) of a torn-down guest @name: the files its journal
+ * names (overlay, NVRAM in OverlayDir; the seed) deleted, no other record
+ * undone again, the state directory removed. -EBUSY when still locked
+ * after @lock_wait_s. */
+int guest_remove_kept(const struct vmconf *conf, const char *name,
+		      unsigned lock_wait_s);
+/* Every kept state whose teardown is older than KeepFor= removed
+ * (`slurm-vm cleanup` and each prolog); *@removed says how many. */
+int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed);
+/* Frees the state name job-<id>.<restart> for a new job: a directory of
+ * that name is an earlier job's (job ids wrap), and so is its keep marker.
+ * Kept and torn down: its files removed; else its guest torn down with
+ * nothing kept. 0 when the name is free (or was). */
+int guest_take_name(const struct vmconf *conf, uint32_t job_id,
+		    unsigned restart, unsigned lock_wait_s);
 /* A guest by name only (what the epilog knows): state, no domain seen. */
 void guest_from_job(struct guest *g, uint32_t job_id, unsigned restart);
 
@@ -92,3 +108,22 @@ void guest_from_job(struct guest *g, uint32_t job_id, unsigned restart);
  * its pid, and its name in @comm. 0 when none, 1 when found. */
 int device_file_holder(const char *path, pid_t *pid, char *comm,
 		       size_t comm_len);
+
+/* How long a killed holder of a device file may take to exit. */
+#define DEVICE_FREE_WAIT_MS 5000
+
+struct device_holder {
+	pid_t pid;
+	long uid; /* its real uid; 0: root's */
+	char comm[32];
+};
+
+/* Takes @path (a VFIO group file, root's between jobs) back from the
+ * processes that are not root's: a group file is only ever lent to a job
+ * user, so such a holder is a leftover of an ended lending (a batch script
+ * or its children that opened it during the job). Each gets SIGKILL; waits
+ * up to @wait_ms for all to be gone. 0: nobody holds it (any more;
+ * @killed says how many holders there were); -EBUSY: held by a process of
+ * root's, or one that did not die, named in @h; or -errno. */
+int device_file_free(const char *path, unsigned wait_ms,
+		     struct device_holder *h, unsigned *killed);

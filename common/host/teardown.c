@@ -15,6 +15,7 @@
 #include "image.h"
 #include "journal.h"
 #include "log.h"
+#include "reclaim.h"
 #include "strutil.h"
 #include "teardown.h"
 
@@ -176,13 +177,17 @@ static int undo_detach(struct teardown *t, const char *addr)
 }
 
 /* A VFIO group file the prolog gave to the job user: its old owner and
- * mode back. The journal is root's, but only a character device is
- * touched, never through a link. */
+ * mode back, then whatever of the user's still holds it (the batch script
+ * runs on the host as the same uid and may have opened it) killed: after
+ * the chown nothing of theirs can open it again. The journal is root's,
+ * but only a character device is touched, never through a link. */
 static int undo_devowner(struct teardown *t, char *const *args)
 {
-	unsigned uid, gid;
+	struct device_holder h;
+	unsigned uid, gid, killed;
 	unsigned long mode;
 	char *end;
+	int r;
 
 	mode = strtoul(args[3], &end, 8);
 	if (str_to_uint(args[1], &uid) < 0 || str_to_uint(args[2], &gid) < 0 ||
@@ -193,7 +198,19 @@ static int undo_devowner(struct teardown *t, char *const *args)
 		return -EIO;
 	}
 	log_info("%s back to %u:%u %04lo", args[0], uid, gid, mode);
-	return 0;
+	r = device_file_free(args[0], DEVICE_FREE_WAIT_MS, &h, &killed);
+	if (killed)
+		log_info("%s: %u process%s of the job's user still held it: "
+			 "killed",
+			 args[0], killed, killed == 1 ? "" : "es");
+	if (r == -EBUSY) {
+		log_error("%s is still held by process %d (%s, uid %ld): the "
+			  "next job cannot have it",
+			  args[0], (int)h.pid, h.comm, h.uid);
+		t->node_unsafe = true;
+		return -EBUSY;
+	}
+	return r < 0 ? r : 0;
 }
 
 static int teardown_entry(struct teardown *t, const struct journal_entry *e)
@@ -221,8 +238,15 @@ static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 	return -EBADMSG;
 }
 
-int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
-		    struct teardown_result *res)
+/* The records that name files a kept guest leaves (--vm-keep). */
+static bool entry_is_kept_file(const struct journal_entry *e)
+{
+	return strcmp(e->verb, "OVERLAY") == 0 ||
+	       strcmp(e->verb, "NVRAM") == 0 || strcmp(e->verb, "SEED") == 0;
+}
+
+static int replay(const struct vmconf *conf, int state_fd, bool keep,
+		  bool files_only, struct teardown_result *res)
 {
 	struct teardown t = { .conf = conf,
 			      .state_fd = state_fd,
@@ -238,6 +262,8 @@ int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 		const struct journal_entry *e = &j.entries[i];
 		double t0 = clock_now_s();
 
+		if (files_only && !entry_is_kept_file(e))
+			continue;
 		r = teardown_entry(&t, e);
 		res->steps++;
 		if (r < 0)
@@ -258,4 +284,16 @@ int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 	hv_close(t.hv);
 	journal_free(&j);
 	return res->failed ? -EIO : 0;
+}
+
+int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
+		    struct teardown_result *res)
+{
+	return replay(conf, state_fd, keep, false, res);
+}
+
+int teardown_kept_files(const struct vmconf *conf, int state_fd,
+			struct teardown_result *res)
+{
+	return replay(conf, state_fd, false, true, res);
 }

@@ -11,8 +11,9 @@
  * inside OverlayDir), SEED <name in the state dir: NAME.iso and NAME/>,
  * DETACH <PCI address> (DeviceBinding=managed: reattached to its host
  * driver; failing that, the node is unsafe), DEVOWNER <device file> <uid>
- * <gid> <octal mode> (a VFIO group file given to the job user: put back;
- * failing that, the node is unsafe), DOMAIN <name>, RELAY <pidfile in the
+ * <gid> <octal mode> (a VFIO group file given to the job user: put back,
+ * then the user's processes still holding it killed; failing either, the
+ * node is unsafe), DOMAIN <name>, RELAY <pidfile in the
  * state dir>.
  */
 #include <stdbool.h>
@@ -38,3 +39,8 @@ struct teardown_result {
 
 int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 		    struct teardown_result *res);
+/* The files a torn-down guest kept for --vm-keep (OVERLAY, NVRAM, SEED)
+ * deleted; no other record is undone again: its devices went back at the
+ * teardown and may be another job's now. */
+int teardown_kept_files(const struct vmconf *conf, int state_fd,
+			struct teardown_result *res);

@@ -81,42 +81,107 @@ int statedir_lock(int fd, unsigned wait_s)
 	return 0;
 }
 
-/* Removes what is inside @fd, depth first, never following a symlink. */
-static int remove_contents(int fd)
+/* The device and inode of each directory above the one being emptied. */
+struct dir_path {
+	struct stat *v;
+	size_t n, cap;
+};
+
+static int dir_path_push(struct dir_path *p, int fd)
 {
-	_cleanup_close_ int dupfd = dup(fd);
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		struct stat *v = realloc(p->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = cap;
+	}
+	return fstat(fd, &p->v[p->n++]) < 0 ? -errno : 0;
+}
+
+/* Empties @fd of everything but its non-empty subdirectories; *@sub gets
+ * the first of those, opened (never through a symlink), or -1. */
+static int remove_flat(int fd, int *sub)
+{
 	DIR *d;
 	struct dirent *de;
-	int r = 0;
+	int r = 0, dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (dupfd < 0)
+	*sub = -1;
+	if (dfd < 0)
 		return -errno;
-	d = fdopendir(dupfd);
-	if (!d)
-		return -errno;
-	dupfd = -1;
-	while ((de = readdir(d))) {
-		int sub;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -ENOMEM;
+	}
+	while (*sub < 0 && r == 0 && (de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (unlinkat(fd, de->d_name, 0) == 0)
+		if (unlinkat(fd, de->d_name, 0) == 0 ||
+		    (errno == EISDIR &&
+		     unlinkat(fd, de->d_name, AT_REMOVEDIR) == 0) ||
+		    errno == ENOENT)
 			continue;
-		if (errno != EISDIR) {
-			r = r ?: -errno;
-			continue;
+		if (errno != ENOTEMPTY && errno != EEXIST) {
+			r = -errno;
+			break;
 		}
-		sub = openat(fd, de->d_name,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0) {
-			r = r ?: -errno;
-			continue;
-		}
-		r = remove_contents(sub) ?: r;
-		close(sub);
-		if (unlinkat(fd, de->d_name, AT_REMOVEDIR) < 0)
-			r = r ?: -errno;
+		*sub = openat(fd, de->d_name,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (*sub < 0)
+			r = -errno;
 	}
 	closedir(d);
+	return r;
+}
+
+/* Removes what is inside @top, depth first, never following a symlink,
+ * with two descriptors whatever the depth (a tree deeper than the
+ * descriptor limit must not outlive its job): down into the first
+ * non-empty subdirectory, back up through "..", which must be the very
+ * directory it came from, and that one scanned again. */
+static int remove_contents(int top)
+{
+	struct dir_path up = { 0 };
+	struct stat st;
+	int cur = dup(top), sub, parent, r = 0;
+
+	if (cur < 0)
+		return -errno;
+	for (;;) {
+		r = remove_flat(cur, &sub);
+		if (r < 0)
+			break;
+		if (sub >= 0) {
+			r = dir_path_push(&up, cur);
+			close(cur);
+			cur = sub;
+			if (r < 0)
+				break;
+			continue;
+		}
+		if (up.n == 0)
+			break;
+		parent = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(cur);
+		cur = parent;
+		if (cur < 0 || fstat(cur, &st) < 0) {
+			r = -errno;
+			break;
+		}
+		up.n--;
+		if (st.st_dev != up.v[up.n].st_dev ||
+		    st.st_ino != up.v[up.n].st_ino) {
+			r = -ESTALE; /* moved meanwhile: not followed */
+			break;
+		}
+	}
+	if (cur >= 0)
+		close(cur);
+	free(up.v);
 	return r;
 }
 

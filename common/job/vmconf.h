@@ -36,6 +36,10 @@ struct vmconf {
 	char *helper_dir;  /* slurm-vm-relay, slurm-vm-exec */
 	int log_level;	   /* enum log_level */
 
+	/* what a job may leave on the node's filesystems */
+	uint64_t overlay_max_gib; /* largest image virtual size; 0: any */
+	unsigned keep_for_hours;  /* --vm-keep state expires; 0: never */
+
 	/* hypervisor */
 	char *libvirt_uri;
 	char *domain_type;	   /* kvm | qemu */

@@ -159,10 +159,19 @@ if ls -l /proc/"$relay_pid"/fd | grep -q "$work/inherited"; then
 else
 	pass "relay daemon closed inherited descriptors"
 fi
-[ "$(stat -c '%U %a' "$state/task")" = "svmtest 700" ] &&
+# The user may connect to the socket and store nothing beside it (the
+# directory is on /run, a tmpfs).
+[ "$(stat -c '%U %a' "$state/task")" = "root 711" ] &&
+	[ "$(stat -c '%U %a' "$sock")" = "svmtest 600" ] &&
 	[ "$(stat -c '%U' "$state")" = root ] &&
-	pass "socket directory is the job user's, 0700; state dir root's" ||
-	fail "socket directory: $(stat -c '%U %a' "$state/task")"
+	pass "socket directory root's 0711, socket the job user's 0600, state dir root's" ||
+	fail "socket directory: $(stat -c '%U %a' "$state/task"), socket $(stat -c '%U %a' "$sock")"
+if setpriv --reuid="$uid" --regid="$gid" --clear-groups \
+	sh -c "echo x >'$state/task/junk'" 2>/dev/null || [ -e "$state/task/junk" ]; then
+	fail "the job user could write a file into the socket directory"
+else
+	pass "the job user cannot write a file into the socket directory"
+fi
 
 as svmtest --wait-ready >/dev/null || fail "--wait-ready"
 
@@ -307,13 +316,13 @@ out=$(as svmtest2 -- true 2>&1)
 rc=$?
 [ $rc -ne 0 ] && pass "svmtest2 cannot reach the socket ($rc)" ||
 	fail "svmtest2 reached the task socket"
-chmod 755 "$state/task"
+chmod 666 "$sock"
 out=$(as svmtest2 -- true 2>&1)
 rc=$?
-chmod 700 "$state/task"
+chmod 600 "$sock"
 [ $rc -eq 255 ] && echo "$out" | grep -q "permission denied" &&
 	pass "relay refuses uid $(id -u svmtest2) (SO_PEERCRED)" ||
-	fail "svmtest2 through an open directory: $rc '$out'"
+	fail "svmtest2 through an open socket: $rc '$out'"
 out=$(cd /tmp && "$exec_bin" --socket "$sock" -- id -u 2>&1)
 rc=$?
 [ $rc -eq 255 ] && echo "$out" | grep -q "permission denied" &&

@@ -7,8 +7,12 @@
 #   group files (the harness's fake /dev/vfio/N) is given to the job user,
 #   journaled (DEVOWNER), and put back to root 0600 when libvirt refuses the
 #   hostdev: a job fault, the node stays up;
-# - prebound, a group file held open by a process: a node fault (drained),
-#   naming the holder, nothing given away;
+# - prebound, group files held by a process of a user (left over from a job
+#   that ended): killed, the files reclaimed, the node stays up;
+# - the epilog of a job whose batch script still holds its lent group file:
+#   the file back to root, the holder killed;
+# - prebound, a group file held open by a process of root's: a node fault
+#   (drained), naming the holder, nothing given away;
 # - managed: libvirt does not know the fixture's functions, so the detach
 #   fails: a node fault; the epilog's reattach of the journaled DETACH fails
 #   too and it exits 1 (a device it cannot vouch for).
@@ -54,7 +58,58 @@ harness_wait 30 "group files back" bash -c "[ \"\$(stat -c '%n %u:%g %a' '$devdi
 	fail "group files now $(owners), were $before"
 case "$(node_state)" in idle | mix | alloc) ok "job fault only: node $(node_state)" ;; *) fail "node $(node_state)" ;; esac
 
-# --- prebound, a group file held open: node fault, nothing given
+# --- prebound, the group files held by a process of the user whose job
+# ended (a batch script's child that opened them while they were lent):
+# killed and the files reclaimed, never a drain
+/usr/bin/python3 -c 'import os, sys, time
+fds = [os.open(f, os.O_PATH) for f in sys.argv[2:]]
+os.setgid(int(sys.argv[1])); os.setuid(int(sys.argv[1])); time.sleep(300)' "$uid" "$devdir"/[0-9]* &
+uholder=$!
+harness_wait 10 "the user's holder" bash -c "[ \"\$(stat -c %u /proc/$uholder)\" = $uid ]" ||
+	fail "the user's holder did not start"
+d=$(submit --vm-image=testguest --gres=gpu:1,ibvf:1 --wrap 'true')
+wait_end "$d" 120 || fail "job $d did not end"
+logged "$d" ".* was held by 1 process of a user whose job ended (uid $uid" &&
+	ok "job $d: $(grep -o "job $d: .* was held by .*" "$HARNESS_VM_LOG" | sed "s|$devdir/||" | head -1)" ||
+	fail "job $d: no reclaim of the user's holder logged: $(grep "job $d: .*held" "$HARNESS_VM_LOG" | tail -2)"
+harness_wait 10 "the holder to be gone" bash -c "! kill -0 $uholder 2>/dev/null" &&
+	ok "the user's holder is gone" || fail "the user's holder $uholder still runs"
+wait "$uholder" 2>/dev/null || true
+logged "$d" "prolog done in .*: job fault" && ok "job $d: then a job fault (libvirt), as without the holder" ||
+	fail "job $d: $(grep "job $d: prolog done" "$HARNESS_VM_LOG")"
+case "$(node_state)" in idle | mix | alloc) ok "user's holder: node $(node_state)" ;; *)
+	fail "user's holder: node $(node_state)"
+	resume
+	;;
+esac
+
+# --- the epilog of a job whose batch script opened its lent group file
+# (a journal as the prolog writes it, the file still the user's): the file
+# goes back and the user's holder is killed
+g=$(ls "$devdir" | grep -E '^[0-9]+$' | head -1)
+st=$HARNESS_DIR/vm/state/job-999999.0
+mkdir -p "$(dirname "$st")" && mkdir -m 0711 "$st"
+printf 'DEVOWNER\t%s\t0\t0\t600\n' "$devdir/$g" >"$st/journal"
+chmod 0600 "$st/journal"
+chown "$uid" "$devdir/$g"
+/usr/bin/python3 -c 'import os, sys, time; fd = os.open(sys.argv[2], os.O_PATH)
+os.setgid(int(sys.argv[1])); os.setuid(int(sys.argv[1])); time.sleep(300)' "$uid" "$devdir/$g" &
+uholder=$!
+harness_wait 10 "the user's holder" bash -c "[ \"\$(stat -c %u /proc/$uholder)\" = $uid ]" ||
+	fail "the user's holder did not open $g"
+rc=0
+env -i PATH="$PATH" SLURM_CONF="$SLURM_CONF" SLURM_JOB_ID=999999 SPANK_VM_IMAGE=testguest \
+	"$HARNESS_BIN/slurm-vm-epilog" >/dev/null 2>&1 || rc=$?
+[ "$rc" = 0 ] && [ "$(stat -c '%u:%g %a' "$devdir/$g")" = "0:0 600" ] &&
+	harness_wait 5 "the holder to be gone" bash -c "! kill -0 $uholder 2>/dev/null" &&
+	ok "epilog: group $g back to 0:0 600 and the user's holder killed ($(grep -o "$devdir/$g: 1 process.*" "$HARNESS_VM_LOG" | sed "s|$devdir/||" | tail -1))" ||
+	fail "epilog: rc=$rc, holder $(kill -0 "$uholder" 2>/dev/null && echo alive || echo gone), group $g $(stat -c '%u:%g %a' "$devdir/$g")"
+kill -9 "$uholder" 2>/dev/null || true
+wait "$uholder" 2>/dev/null || true
+chown 0:0 "$devdir/$g" && chmod 600 "$devdir/$g"
+rm -rf "$st"
+
+# --- prebound, a group file held open by root: node fault, nothing given
 g=$(ls "$devdir" | grep -E '^[0-9]+$' | head -1)
 /usr/bin/python3 -c 'import os, sys, time; fd = os.open(sys.argv[1], os.O_PATH); time.sleep(120)' "$devdir/$g" &
 holder=$!

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -52,8 +53,8 @@ static void test_name(void **state)
 
 static void test_roundtrip_and_escaping(void **state)
 {
-	const char *a1[] = {"/var/lib/ovl/job 1.qcow2", NULL};
-	const char *a2[] = {"tab\there", "nl\nand%pct", "", NULL};
+	const char *a1[] = { "/var/lib/ovl/job 1.qcow2", NULL };
+	const char *a2[] = { "tab\there", "nl\nand%pct", "", NULL };
 	struct journal j;
 	int fd;
 
@@ -106,7 +107,7 @@ static void test_tampered_journal_refused(void **state)
 	struct journal j;
 	char path[512];
 	int fd;
-	const char *a[] = {"x", NULL};
+	const char *a[] = { "x", NULL };
 
 	if (geteuid() != 0)
 		skip();
@@ -176,6 +177,38 @@ static void test_statedir_remove_does_not_follow(void **state)
 	assert_int_equal(statedir_remove(top, "job-5.0"), 0);
 }
 
+/* A tree deeper than the descriptor limit (a user's sock/ or seed/ in an
+ * old layout, a hostile guest's leftovers) is removed all the same. */
+static void test_statedir_remove_deep_tree(void **state)
+{
+	struct rlimit old, low = { .rlim_cur = 32 };
+	char path[512];
+	struct stat st;
+	int fd, sub;
+
+	snprintf(path, sizeof(path), "%s/job-7.0", top);
+	assert_int_equal(mkdir(path, 0711), 0);
+	fd = open(path, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	for (int i = 0; i < 3000; i++) {
+		assert_int_equal(mkdirat(fd, "d", 0700), 0);
+		if (i % 100 == 0)
+			close(openat(fd, "f", O_CREAT | O_WRONLY, 0600));
+		sub = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+		assert_true(sub >= 0);
+		close(fd);
+		fd = sub;
+	}
+	close(fd);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low.rlim_max = old.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	fd = statedir_remove(top, "job-7.0");
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(fd, 0);
+	assert_int_equal(lstat(path, &st), -1);
+}
+
 static void test_writable_statedir_refused(void **state)
 {
 	char path[512];
@@ -199,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_tampered_journal_refused),
 		cmocka_unit_test(test_statedir_symlink_refused),
 		cmocka_unit_test(test_statedir_remove_does_not_follow),
+		cmocka_unit_test(test_statedir_remove_deep_tree),
 		cmocka_unit_test(test_writable_statedir_refused),
 	};
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -216,6 +217,142 @@ static void test_device_file_holder(void **state)
 	assert_int_equal(device_file_holder(path, &pid, comm, sizeof(comm)), 0);
 }
 
+/* A guest run with --vm-keep and torn down by its epilog, its teardown
+ * @age_h hours ago. */
+static void make_kept(uint32_t job, const char *overlay, unsigned age_h)
+{
+	char name[64], marker[512];
+	struct teardown_result res;
+	struct timespec t[2];
+	struct guest g;
+
+	snprintf(name, sizeof(name), "job-%u.0", job);
+	close(make_guest(name, true, overlay));
+	guest_from_job(&g, job, 0);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, false, &res), 0);
+	snprintf(marker, sizeof(marker), "%s/%s/" GUEST_TORN_DOWN_FILE,
+		 state_dir, name);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= (time_t)age_h * 3600;
+	t[1] = t[0];
+	assert_int_equal(utimensat(AT_FDCWD, marker, t, AT_SYMLINK_NOFOLLOW),
+			 0);
+}
+
+/* Kept state goes once KeepFor= has passed, with its overlay; younger
+ * kept state and KeepFor=0 keep it. */
+static void test_kept_expire(void **state)
+{
+	char old[512], young[512];
+	unsigned removed;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(old, sizeof(old), "%s/job-20.0.qcow2", overlay_dir);
+	snprintf(young, sizeof(young), "%s/job-21.0.qcow2", overlay_dir);
+	make_kept(20, old, 24 * 8);
+	make_kept(21, young, 1);
+	assert_true(exists("overlay/job-20.0.qcow2"));
+	conf.keep_for_hours = 0;
+	assert_int_equal(kept_expire(&conf, time(NULL), &removed), 0);
+	assert_int_equal(removed, 0);
+	conf.keep_for_hours = 168;
+	assert_int_equal(kept_expire(&conf, time(NULL), &removed), 0);
+	assert_int_equal(removed, 1);
+	assert_false(exists("overlay/job-20.0.qcow2"));
+	assert_false(exists("state/job-20.0"));
+	assert_true(exists("overlay/job-21.0.qcow2"));
+	assert_true(exists("state/job-21.0/" GUEST_KEEP_FILE));
+}
+
+/* A new job whose id an earlier job had (ids wrap) inherits nothing: not
+ * the kept files of a torn-down one, not the keep marker of one whose
+ * epilog never ran. */
+static void test_take_name_after_wrap(void **state)
+{
+	char ov[512];
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(ov, sizeof(ov), "%s/job-22.0.qcow2", overlay_dir);
+	make_kept(22, ov, 0);
+	assert_int_equal(guest_take_name(&conf, 22, 0, 0), 0);
+	assert_false(exists("state/job-22.0"));
+	assert_false(exists("overlay/job-22.0.qcow2"));
+
+	snprintf(ov, sizeof(ov), "%s/job-23.0.qcow2", overlay_dir);
+	close(make_guest("job-23.0", true, ov));
+	assert_int_equal(guest_take_name(&conf, 23, 0, 0), 0);
+	assert_false(exists("state/job-23.0"));
+	assert_false(exists("overlay/job-23.0.qcow2"));
+	/* Free already. */
+	assert_int_equal(guest_take_name(&conf, 24, 0, 0), 0);
+}
+
+/* A child holding @path open, as @uid (0: stays root); @setuid_root:
+ * effective uid 0, as a set-uid program the user started. */
+static pid_t spawn_holder(const char *path, uid_t uid, bool setuid_root)
+{
+	int ready[2];
+	char c;
+	pid_t child;
+
+	assert_int_equal(pipe(ready), 0);
+	child = fork();
+	if (child == 0) {
+		int fd = open(path, O_RDONLY);
+
+		if (fd < 0 || (uid && setgid(uid) < 0))
+			_exit(1);
+		if (uid &&
+		    (setuid_root ? setresuid(uid, 0, 0) : setuid(uid)) < 0)
+			_exit(1);
+		close(ready[0]);
+		close(ready[1]);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	(void)read(ready[0], &c, 1); /* EOF once the child is ready */
+	close(ready[0]);
+	return child;
+}
+
+/* A user's process still holding a group file after its job is killed
+ * (the file is the next job's); root's is left for the caller to judge. */
+static void test_device_file_free(void **state)
+{
+	struct device_holder h;
+	unsigned killed;
+	char path[512];
+	pid_t child;
+	int status;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(path, sizeof(path), "%s/vfio-13", top);
+	close(open(path, O_WRONLY | O_CREAT, 0644));
+	assert_int_equal(device_file_free(path, 1000, &h, &killed), 0);
+	assert_int_equal(killed, 0);
+
+	for (int suid = 0; suid < 2; suid++) {
+		child = spawn_holder(path, 65534, suid);
+		assert_int_equal(device_file_free(path, 2000, &h, &killed), 0);
+		assert_int_equal(killed, 1);
+		assert_int_equal(h.uid, 65534);
+		assert_int_equal(waitpid(child, &status, 0), child);
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	}
+
+	child = spawn_holder(path, 0, false);
+	assert_int_equal(device_file_free(path, 1000, &h, &killed), -EBUSY);
+	assert_int_equal(h.pid, child);
+	assert_int_equal(h.uid, 0);
+	assert_int_equal(kill(child, 0), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +368,12 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_file_holder, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_device_file_free, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_kept_expire, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_take_name_after_wrap,
+						setup, teardown),
 	};
 
 	log_open("test_reclaim");
