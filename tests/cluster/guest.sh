@@ -12,10 +12,11 @@
 #                       the test users, a cluster with libvirtd, the vm.conf
 #                       settings given, and the guest as image "testguest"
 #   guest_node_up       ok/fail: the node is still in service
-#   guest_nothing_left JOBID   ok/fail: no domain, qemu, overlay, relay or
-#                       state directory of the job's guest remains
-#   guest_leftovers JOBID      the same as words ("domain overlay ..."),
-#                       empty when nothing remains
+#   guest_nothing_left JOBID [NODE]  ok/fail: no domain, qemu, overlay,
+#                       relay or state directory of the job's guest remains
+#                       (on NODE of a `harness_start N` cluster)
+#   guest_leftovers JOBID [NODE]     the same as words ("domain overlay
+#                       ..."), empty when nothing remains
 
 guest_cluster_start() {
 	local kv
@@ -93,25 +94,39 @@ guest_exec() {
 		--socket "$(guest_state_dir "$job")/sock/relay.sock" --cwd / -- "$@"
 }
 
-# guest_leftovers JOB: what of the job's guest is still on the node, as
-# words (domain, overlay, nvram, state-dir, relay, qemu); empty when nothing is.
+# guest_leftovers JOB [NODE]: what of the job's guest is still on the node
+# (NODE: that node of a `harness_start N` cluster, with its own libvirtd,
+# StateDir and OverlayDir; the guests of one job have one domain name on
+# every node), as words (domain, overlay, nvram, state-dir, relay, qemu);
+# empty when nothing is.
 guest_leftovers() {
-	local job=$1 dom="slurmvm-job-$1.0" left=""
-	virsh -q list --name 2>/dev/null | grep -qx "$dom" && left+=" domain"
-	[ -e "$HARNESS_DIR/vm/overlay/job-$job.0.qcow2" ] && left+=" overlay"
-	[ -e "$HARNESS_DIR/vm/overlay/job-$job.0.nvram.fd" ] && left+=" nvram"
-	[ -e "$(guest_state_dir "$job")" ] && left+=" state-dir"
-	pgrep -f "slurm-vm-relay.*job-$job\\.0/" >/dev/null && left+=" relay"
-	pgrep -f "guest=$dom," >/dev/null && left+=" qemu"
+	local job=$1 node=${2:-} dom="slurmvm-job-$1.0" left="" vm=$HARNESS_DIR/vm
+	local ex=() p
+	if [ -n "$node" ]; then
+		vm=$HARNESS_DIR/nodes/$node/vm
+		ex=(harness_node_exec "$node")
+	fi
+	"${ex[@]}" virsh -q list --name 2>/dev/null | grep -qx "$dom" && left+=" domain"
+	[ -e "$vm/overlay/job-$job.0.qcow2" ] && left+=" overlay"
+	[ -e "$vm/overlay/job-$job.0.nvram.fd" ] && left+=" nvram"
+	[ -e "$vm/state/job-$job.0" ] && left+=" state-dir"
+	pgrep -f "slurm-vm-relay.*$vm/state/job-$job\\.0/" >/dev/null && left+=" relay"
+	for p in $(pgrep -f "guest=$dom,"); do
+		# With NODE: only a qemu in that node's network namespace.
+		[ -z "$node" ] || [ "$(readlink "/proc/$p/ns/net")" = \
+			"$(readlink "/proc/${HARNESS_NODE_PID[$node]}/ns/net")" ] || continue
+		left+=" qemu"
+		break
+	done
 	echo "${left# }"
 }
 
-guest_nothing_left() {
+guest_nothing_left() { # guest_nothing_left JOB [NODE]
 	local left
-	left=$(guest_leftovers "$1")
+	left=$(guest_leftovers "$@")
 	if [ -z "$left" ]; then
-		ok "job $1: nothing left on the node"
+		ok "job $1: nothing left on ${2:-the node}"
 	else
-		fail "job $1 left: $left"
+		fail "job $1 left${2:+ on $2}: $left"
 	fi
 }

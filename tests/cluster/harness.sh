@@ -97,7 +97,8 @@ HARNESS_STARTED=0
 HARNESS_DIR=
 HARNESS_NODES=()
 declare -A HARNESS_NODE_ADDR=() HARNESS_NODE_PORT=() HARNESS_NODE_HOST=()
-declare -A HARNESS_NODE_PID=() HARNESS_NODE_ISOLATED=()
+declare -A HARNESS_NODE_PID=() HARNESS_NODE_ISOLATED=() HARNESS_NODE_NETNS=()
+HARNESS_NETNS=0
 HARNESS_CTLD_PID=
 HARNESS_LIBVIRT_STARTED=0
 HARNESS_TEST_USERS=(svmtest svmtest2)
@@ -230,18 +231,156 @@ harness_add_node() {
 # harness_node_isolate NAME: give node NAME its own hostname (a UTS
 # namespace: `hostname` in its jobs prints NAME). Call after harness_add_node,
 # before harness_start. Tested: two nodes n1/n2 on 127.0.0.11/12, each slurmd
-# on its own port, `srun -N2 hostname` prints n1 and n2.
+# on its own port, `srun -N2 hostname` prints n1 and n2. Such nodes share
+# this host's network (each slurmd listens on 0.0.0.0:<its Port>, which is
+# why every node has its own port) and the one libvirtd of libvirt.sh.
 #
-# Not done yet: a network namespace per node. Nodes share this host's
-# network (each slurmd listens on 0.0.0.0:<its Port>, which is why every
-# node has its own port). A namespace per node would need the nodes to be
-# reachable from slurmctld and srun without veth pairs on 10.x; the way is
-# one network namespace of the harness's own for the whole cluster (daemons
-# and the test's srun/sbatch, via `unshare --net` + `ip link set lo up` and
-# 127.x addresses), see _harness_netns_setup.
-_harness_netns_setup() {
-	harness_die "network namespaces per node are not implemented yet (HARNESS_NETNS=1); nodes share the host network on their own 127.x address and port"
+# Nodes of their own (opt-in: `harness_start N` or HARNESS_NODE_COUNT=N,
+# with no harness_add_node): nodes n1..nN, each a real `slurmd -N nI` in its
+# own network, mount and UTS namespaces, as on a real cluster:
+#   - Network: a bridge svb<tag> (MTU 9000, address $HARNESS_NET.1/24) in
+#     the root namespace is the underlay; per node a veth pair svv<tag><I>
+#     <-> eth0 (MTU 9000) in the node's network namespace (bound at
+#     nodes/nI/ns/net, not /run/netns: `ip netns` does not list it),
+#     address $HARNESS_NET.(10+I), its NodeAddr. $HARNESS_NET is a 10.213.X
+#     prefix no address or route of this host uses. slurmctld stays in the
+#     root namespace and listens on the bridge address (ControlAddr); the
+#     test's srun/sbatch/squeue run in the root namespace.
+#   - Mounts: a persistent mount (and UTS) namespace per node (bound at
+#     nodes/nI/ns/mnt and uts) whose /run/libvirt, /var/{lib,log,cache}/libvirt and
+#     /etc/libvirt are the node's own nodes/nI/libvirt/* (everything else,
+#     the harness directory and the images included, is the host's).
+#     Entered with nsenter, never `ip netns exec` (it remounts /sys, which
+#     hides the cgroup v1 mounts).
+#   - libvirt (HARNESS_LIBVIRT=1): each node runs its own virtlogd and
+#     libvirtd inside its namespaces (libvirt.sh's libvirt_node_start), so
+#     the prolog's qemu:///system reaches that node's daemon only.
+#   - harness_node_exec NAME CMD...: CMD in node NAME's namespaces (e.g.
+#     `harness_node_exec n2 virsh -q list --name`).
+#   - Teardown: each namespace, mount and link is written to
+#     run/netns.cleanup before it is made; harness_stop and harness_sweep
+#     (so run.sh's sweep after a killed test too) kill the node's daemons
+#     and qemu and undo that list.
+harness_add_netns_nodes() { # harness_add_netns_nodes N
+	local -
+	set +e
+	local n=$1 i
+	[[ "$n" =~ ^[1-9][0-9]?$ ]] || harness_die "harness_start: bad node count '$n'"
+	[ "${#HARNESS_NODES[@]}" = 0 ] ||
+		harness_die "harness_start $n: nodes of their own do not mix with harness_add_node"
+	HARNESS_NETNS=1
+	for ((i = 1; i <= n; i++)); do
+		HARNESS_NODES+=("n$i")
+		HARNESS_NODE_ADDR[n$i]="" # set by _harness_netns_setup
+		HARNESS_NODE_PORT[n$i]=""
+		HARNESS_NODE_HOST[n$i]=n$i
+	done
 }
+
+# A free /24: 10.213.X.0 that no address or route of this host touches.
+_harness_free_subnet() {
+	local x used
+	used=$(ip -4 -o addr show 2>/dev/null; ip -4 route show table all 2>/dev/null)
+	for _ in $(seq 1 50); do
+		x=$((RANDOM % 250 + 1))
+		printf '%s\n' "$used" | grep -q "10\.213\.$x\." && continue
+		echo "10.213.$x"
+		return 0
+	done
+	return 1
+}
+
+_harness_cleanup_note() { echo "$*" >>"$HARNESS_DIR/run/netns.cleanup"; }
+
+# The namespaces of every node of a `harness_start N` cluster: see above.
+_harness_netns_setup() {
+	local tag node i nd ns veth f
+	for f in ip nsenter unshare; do
+		command -v "$f" >/dev/null || harness_skip "nodes of their own need $f"
+	done
+	tag=${HARNESS_DIR##*.}
+	HARNESS_NET=$(_harness_free_subnet) || harness_die "no free 10.213.X.0/24 for the node network"
+	HARNESS_NET_BRIDGE=svb$tag
+	HARNESS_CTLD_ADDR=$HARNESS_NET.1
+	export HARNESS_NET HARNESS_NET_BRIDGE
+	_harness_cleanup_note "link $HARNESS_NET_BRIDGE"
+	ip link add "$HARNESS_NET_BRIDGE" mtu 9000 type bridge &&
+		ip addr add "$HARNESS_CTLD_ADDR/24" dev "$HARNESS_NET_BRIDGE" &&
+		ip link set "$HARNESS_NET_BRIDGE" up ||
+		harness_die "cannot make the underlay bridge $HARNESS_NET_BRIDGE"
+	i=0
+	for node in "${HARNESS_NODES[@]}"; do
+		i=$((i + 1))
+		nd=$HARNESS_DIR/nodes/$node ns=$nd/ns
+		veth=svv$tag$i
+		HARNESS_NODE_ADDR[$node]=$HARNESS_NET.$((10 + i))
+		HARNESS_NODE_NETNS[$node]=$ns/net
+		mkdir -p "$ns" "$nd"/libvirt/{run,lib,log,cache,state}
+		# A private mount for the namespace files (unshare binds them
+		# there; not /run/netns, which `ip netns add` would leave).
+		_harness_cleanup_note "umount $ns"
+		mount --bind "$ns" "$ns" && mount --make-private "$ns" &&
+			touch "$ns/net" "$ns/mnt" "$ns/uts" || harness_die "cannot prepare $ns"
+		_harness_cleanup_note "umount $ns/net"
+		_harness_cleanup_note "umount $ns/mnt"
+		_harness_cleanup_note "umount $ns/uts"
+		_harness_cleanup_note "link $veth"
+		# The veth pair is made inside; its outer end goes to this
+		# shell's (the root) network namespace.
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		unshare --net="$ns/net" --mount="$ns/mnt" --uts="$ns/uts" \
+			--propagation private -- \
+			sh -ec 'hostname "$1"; ip link set lo up
+				ip link add eth0 mtu 9000 type veth peer name "$5" mtu 9000 netns "$6"
+				ip addr add "$2/24" dev eth0; ip link set eth0 up
+				mkdir -p /run/libvirt /var/lib/libvirt \
+					/var/log/libvirt /var/cache/libvirt
+				mount --bind "$4/run" /run/libvirt
+				mount --bind "$4/lib" /var/lib/libvirt
+				mount --bind "$4/log" /var/log/libvirt
+				mount --bind "$4/cache" /var/cache/libvirt' \
+			ns-setup "$node" "${HARNESS_NODE_ADDR[$node]}" - "$nd/libvirt" "$veth" "$$" \
+			>"$HARNESS_DIR/log/ns-$node.log" 2>&1 &&
+			ip link set "$veth" master "$HARNESS_NET_BRIDGE" up ||
+			harness_die "namespaces of node $node: $(cat "$HARNESS_DIR/log/ns-$node.log")"
+	done
+}
+
+# harness_node_exec NAME CMD...: CMD in node NAME's namespaces (nodes of
+# their own), or here.
+harness_node_exec() {
+	local node=$1
+	shift
+	_harness_node_prefix "$node"
+	"${HARNESS_NODE_PREFIX[@]}" "$@"
+}
+
+# Kills node daemons and guests of the cluster in DIR (their pid files are
+# in DIR), then undoes DIR's run/netns.cleanup, last entry first.
+_harness_netns_teardown() {
+	local dir=$1 list f pid what arg
+	[ -n "$dir" ] && [ "$dir" != / ] || return 0
+	find "$dir" -maxdepth 8 -path '*/nodes/*/libvirt/*' -name '*.pid' 2>/dev/null |
+	while read -r f; do
+		pid=$(tr -dc '0-9' <"$f" 2>/dev/null)
+		[ -n "$pid" ] && [ -d "/proc/$pid" ] || continue
+		case "$(cat "/proc/$pid/comm" 2>/dev/null)" in
+		libvirtd | virtlogd | qemu-system-*) kill -KILL "$pid" 2>/dev/null ;;
+		esac
+	done
+	find "$dir" -maxdepth 3 -path '*/run/netns.cleanup' 2>/dev/null |
+	while read -r list; do
+		tac "$list" | while read -r what arg; do
+			case "$what" in
+			umount) umount -l "$arg" 2>/dev/null ;;
+			link) ip link del "$arg" 2>/dev/null ;;
+			esac
+		done
+		rm -f "$list"
+	done
+	return 0
+}
+
 harness_node_isolate() {
 	local -
 	set +e
@@ -269,7 +408,11 @@ _harness_check_path_length() {
 _harness_node_prefix() {
 	local name=$1
 	HARNESS_NODE_PREFIX=()
-	if [ "${HARNESS_NODE_ISOLATED[$name]:-0}" = 1 ]; then
+	if [ -n "${HARNESS_NODE_NETNS[$name]:-}" ]; then
+		HARNESS_NODE_PREFIX=(nsenter "--net=${HARNESS_NODE_NETNS[$name]}"
+			"--mount=$HARNESS_DIR/nodes/$name/ns/mnt"
+			"--uts=$HARNESS_DIR/nodes/$name/ns/uts" --)
+	elif [ "${HARNESS_NODE_ISOLATED[$name]:-0}" = 1 ]; then
 		# shellcheck disable=SC2016 # expanded by sh, not here
 		HARNESS_NODE_PREFIX=(unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$name")
 	fi
@@ -448,7 +591,7 @@ _harness_write_config() {
 
 	harness_render "$HARNESS_ETC_EXAMPLES/slurm.conf.example" "$etc/slurm.conf" \
 		CLUSTER="svm$$" \
-		CONTROL_MACHINE="$(hostname -s)" CONTROL_ADDR=127.0.0.1 \
+		CONTROL_MACHINE="$(hostname -s)" CONTROL_ADDR="$HARNESS_CTLD_ADDR" \
 		SLURMCTLD_PORT="$HARNESS_CTLD_PORT" \
 		SLURMD_PORT="${HARNESS_NODE_PORT[${HARNESS_NODES[0]}]}" \
 		SLURM_USER=root AUTH_TYPE=auth/none CRED_TYPE=cred/none \
@@ -749,12 +892,15 @@ _harness_preflight() {
 	done
 }
 
-# harness_start: the cluster, from nothing; returns when every node is idle.
+# harness_start [N]: the cluster, from nothing; returns when every node is
+# idle. N (or HARNESS_NODE_COUNT): N nodes of their own (see
+# harness_node_isolate's comment).
 harness_start() {
 	local -
 	set +e # callers may run under set -e; errors here are explicit
-	local t0 node log conf
+	local t0 node log conf count=${1:-${HARNESS_NODE_COUNT:-}}
 	[ "$HARNESS_STARTED" = 1 ] && return 0
+	[ -z "$count" ] || harness_add_netns_nodes "$count"
 	t0=$(harness_now)
 	_harness_preflight
 	_harness_make_dir
@@ -764,9 +910,10 @@ harness_start() {
 	[ "${#HARNESS_NODES[@]}" -gt 0 ] ||
 		harness_add_node "$(hostname -s | tr 'A-Z_' 'a-z-')" 127.0.0.1
 	# The single default node is this host: jobs see its real hostname.
-	[ "${#HARNESS_NODES[@]}" = 1 ] &&
+	[ "${#HARNESS_NODES[@]}" = 1 ] && [ "$HARNESS_NETNS" = 0 ] &&
 		HARNESS_NODE_HOST[${HARNESS_NODES[0]}]=$(hostname)
-	[ "${HARNESS_NETNS:-0}" = 1 ] && _harness_netns_setup
+	HARNESS_CTLD_ADDR=127.0.0.1
+	[ "$HARNESS_NETNS" = 1 ] && _harness_netns_setup
 	_harness_check_path_length
 	_harness_read_hw
 	HARNESS_CTLD_PORT=$(harness_free_port)
@@ -779,7 +926,16 @@ harness_start() {
 		# shellcheck source=/dev/null
 		. "$HARNESS_REPO/tests/cluster/libvirt.sh"
 		HARNESS_LIBVIRT_STARTED=1
-		libvirt_start || harness_die "libvirt_start failed"
+		if [ "$HARNESS_NETNS" = 1 ]; then
+			for node in "${HARNESS_NODES[@]}"; do
+				_harness_node_prefix "$node"
+				SLURM_VM_HARNESS_DIR=$HARNESS_DIR libvirt_node_start \
+					"$HARNESS_DIR/nodes/$node/libvirt" "${HARNESS_NODE_PREFIX[@]}" ||
+					harness_die "libvirtd of node $node did not start"
+			done
+		else
+			libvirt_start || harness_die "libvirt_start failed"
+		fi
 	fi
 
 	_harness_snapshot_build
@@ -788,7 +944,7 @@ harness_start() {
 	if declare -F harness_config_hook >/dev/null; then
 		harness_config_hook || harness_die "harness_config_hook failed"
 	fi
-	[ "${#HARNESS_NODES[@]}" -gt 1 ] && _harness_node_configs
+	[ "${#HARNESS_NODES[@]}" -gt 1 ] || [ "$HARNESS_NETNS" = 1 ] && _harness_node_configs
 	export SLURM_CONF=$HARNESS_ETC/slurm.conf
 
 	# -D: foreground daemons, run in the background in their own session.
@@ -805,7 +961,7 @@ harness_start() {
 		log=$HARNESS_DIR/log/slurmd-$node.out
 		_harness_node_prefix "$node"
 		conf=$SLURM_CONF
-		[ "${#HARNESS_NODES[@]}" -gt 1 ] && conf=$HARNESS_DIR/nodes/$node/etc/slurm.conf
+		[ -f "$HARNESS_DIR/nodes/$node/etc/slurm.conf" ] && conf=$HARNESS_DIR/nodes/$node/etc/slurm.conf
 		SLURM_VM_HARNESS_DIR=$HARNESS_DIR SLURM_CONF=$conf setsid \
 			"${HARNESS_NODE_PREFIX[@]}" slurmd -D -N "$node" \
 			-f "$conf" >"$log" 2>&1 </dev/null &
@@ -862,17 +1018,21 @@ harness_sweep() {
 			# libvirt.sh's daemons may be shared with other tests:
 			# libvirt_stop decides about them.
 			case "$(cat "/proc/$pid/comm" 2>/dev/null)" in
-			libvirtd | virtlogd | virtqemud) continue ;;
+			libvirtd | virtlogd | virtqemud)
+				# A node's own daemons (nodes of their own) are.
+				grep -qzE "^SLURM_VM_HARNESS_DIR=$dir(/|\$)" \
+					"/proc/$pid/environ" 2>/dev/null || continue ;;
 			esac
 			[ -d "/proc/$pid" ] && pids+=("$pid")
 		done
-		[ "${#pids[@]}" = 0 ] && return 0
+		[ "${#pids[@]}" = 0 ] && break
 		sig=TERM
 		[ "$round" -ge 2 ] && sig=KILL
 		harness_log "sweeping $sig: $(ps -o pid=,comm= -p "$(IFS=,; echo "${pids[*]}")" 2>/dev/null | tr -s ' \n' ' ')"
 		kill -s "$sig" "${pids[@]}" 2>/dev/null
 		sleep 1
 	done
+	_harness_netns_teardown "$dir"
 }
 
 _harness_kill_wait() { # _harness_kill_wait SECONDS PID...
@@ -917,7 +1077,14 @@ harness_stop() {
 		[ -n "$HARNESS_CTLD_PID" ] && _harness_kill_wait 10 "$HARNESS_CTLD_PID"
 	fi
 	if [ "$HARNESS_LIBVIRT_STARTED" = 1 ]; then
-		libvirt_stop || harness_log "libvirt_stop failed"
+		if [ "$HARNESS_NETNS" = 1 ]; then
+			for node in "${HARNESS_NODES[@]}"; do
+				libvirt_node_stop "$dir/nodes/$node/libvirt" ||
+					harness_log "libvirtd of node $node: stop failed"
+			done
+		else
+			libvirt_stop || harness_log "libvirt_stop failed"
+		fi
 		HARNESS_LIBVIRT_STARTED=0
 	fi
 	harness_sweep "$dir"
@@ -930,7 +1097,8 @@ harness_stop() {
 	HARNESS_STARTED=0 HARNESS_DIR="" HARNESS_CTLD_PID=""
 	HARNESS_NODES=() HARNESS_PORTS_TAKEN=""
 	HARNESS_NODE_PID=() HARNESS_NODE_ADDR=() HARNESS_NODE_PORT=()
-	HARNESS_NODE_HOST=() HARNESS_NODE_ISOLATED=()
+	HARNESS_NODE_HOST=() HARNESS_NODE_ISOLATED=() HARNESS_NODE_NETNS=()
+	HARNESS_NETNS=0
 	unset SLURM_CONF
 	HARNESS_STOPPING=0
 }

@@ -392,3 +392,79 @@ _libvirt_stop_locked() {
 	fi
 	return "$rc"
 }
+
+# ---------------------------------------------------------------- per node
+#
+# libvirt_node_start DIR NSENTER...: a virtlogd and libvirtd of a test node
+# of its own (harness.sh's `harness_start N`), started through NSENTER...
+# (the words that enter the node's network, mount and UTS namespaces), in
+# which /run/libvirt and /var/{lib,log,cache}/libvirt are already DIR/{run,
+# lib,log,cache}. Their configuration, pid files and logs are in DIR/state;
+# /etc/libvirt (and /etc/passwd when libvirt-qemu is missing) are bound in
+# the node's mount namespace only. Waits until the node's qemu:///system
+# answers. Not shared, not registered: one daemon pair per node, as on a
+# real cluster.
+# libvirt_node_stop DIR: stops them and the node's qemu processes (pid files
+# in DIR/run/qemu), whatever their domains are.
+
+_libvirt_node_ns_script() {
+	cat <<'EOS'
+set -e
+state=$1
+if [ -s "$state/passwd.bind" ]; then
+	mount --bind "$state/passwd" /etc/passwd
+	mount --bind "$state/group" /etc/group
+fi
+mkdir -p /etc/libvirt
+mount --bind "$state/etc" /etc/libvirt
+mkdir -p /var/log/libvirt/qemu
+virtlogd -d -f /etc/libvirt/virtlogd.conf -p "$state/virtlogd.pid"
+exec libvirtd -d -f /etc/libvirt/libvirtd.conf -p "$state/libvirtd.pid"
+EOS
+}
+
+libvirt_node_start() {
+	local dir=$1 state=$1/state cache i
+	shift
+	cache=${SVM_LIBVIRT_CACHE:-/var/cache/slurm-vm-test/libvirt}
+	mkdir -p "$state"
+	_libvirt_write_config "$state"
+	# The probed qemu capabilities of libvirt.sh's daemon, when there:
+	# each node probing qemu anew costs seconds of TCG start-up.
+	[ -d "$cache/qemu" ] && cp -a "$cache/." "$dir/cache/" 2>/dev/null
+	if ! "$@" bash -c "$(_libvirt_node_ns_script)" libvirt-node "$state" \
+		>"$state/start.log" 2>&1 9>&-; then
+		_libvirt_log "starting the node's virtlogd/libvirtd failed:"
+		sed 's/^/  /' "$state/start.log" >&2
+		return 1
+	fi
+	for ((i = 0; i < ${SVM_LIBVIRT_TIMEOUT:-60} * 4; i++)); do
+		"$@" virsh -q -c "$LIBVIRT_URI" version >/dev/null 2>&1 && return 0
+		if [ "$i" -gt 4 ] && ! _libvirt_pid "$state/libvirtd.pid" >/dev/null; then
+			break
+		fi
+		sleep 0.25
+	done
+	_libvirt_log "the node's libvirtd does not answer; $state/libvirtd.log ends with:"
+	grep -E ' (error|warning) ' "$state/libvirtd.log" 2>/dev/null |
+		tail -n 15 | cut -c1-300 | sed 's/^/  /' >&2
+	return 1
+}
+
+libvirt_node_stop() {
+	local dir=$1 f pid rc=0
+	if pid=$(_libvirt_pid "$dir/state/libvirtd.pid"); then
+		_libvirt_kill "$pid" libvirtd || rc=1
+	fi
+	for f in "$dir"/run/qemu/*.pid; do
+		[ -e "$f" ] || continue
+		if pid=$(_libvirt_pid "$f") &&
+			tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'qemu-system'; then
+			_libvirt_kill "$pid" "qemu of ${f##*/}" || rc=1
+		fi
+	done
+	if pid=$(_libvirt_pid "$dir/state/virtlogd.pid"); then
+		_libvirt_kill "$pid" virtlogd || rc=1
+	fi
+	return "$rc"
+}

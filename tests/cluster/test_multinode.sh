@@ -1,0 +1,108 @@
+#!/bin/bash
+# The virtual cluster's test bed: two nodes of their own (harness_start 2),
+# each a real `slurmd -N nI` in its own network namespace (veth to the
+# underlay bridge, its own 10.213.X address) and mount namespace with its
+# own libvirtd. srun -N2 reaches both; one `sbatch -N2 --vm-image=testguest`
+# job boots one guest per node, each by that node's own libvirtd, and its
+# two tasks run inside the two guests; afterwards nothing of the job is left
+# on either node. (The harness's teardown of namespaces, links, mounts and
+# daemons is checked by hand, see the harness's header.)
+# cluster-timeout: 420
+set -uo pipefail
+
+. "$(dirname "$0")/harness.sh"
+. "$(dirname "$0")/guest.sh"
+
+failures=0
+ns_of() { readlink "/proc/$1/ns/$2" 2>/dev/null; }
+
+# TCG: two guests boot at once on this machine's two cores.
+HARNESS_NODE_COUNT=2 guest_cluster_start 180
+
+# 1. Both nodes answer srun, each with its own hostname.
+out=$(timeout 60 srun -N2 hostname 2>&1 | sort | tr '\n' ' ')
+[ "$out" = "n1 n2 " ] && ok "srun -N2 hostname: $out" || fail "srun -N2 hostname printed '$out'"
+
+# 2. Each slurmd in its own network and mount namespace, with its address.
+for node in n1 n2; do
+	pid=${HARNESS_NODE_PID[$node]}
+	addr=${HARNESS_NODE_ADDR[$node]}
+	if [ "$(ns_of "$pid" net)" != "$(ns_of $$ net)" ] &&
+		[ "$(ns_of "$pid" mnt)" != "$(ns_of $$ mnt)" ] &&
+		harness_node_exec "$node" ip -4 -o addr show dev eth0 | grep -q " $addr/" &&
+		harness_node_exec "$node" ip -o link show dev eth0 | grep -q ' mtu 9000 '; then
+		ok "$node: slurmd in its own netns and mount namespace, eth0 $addr (MTU 9000)"
+	else
+		fail "$node: slurmd pid $pid net $(ns_of "$pid" net) mnt $(ns_of "$pid" mnt) (ours $(ns_of $$ net) $(ns_of $$ mnt)); eth0: $(harness_node_exec "$node" ip -4 -o addr 2>&1)"
+	fi
+done
+[ "$(ns_of "${HARNESS_NODE_PID[n1]}" net)" != "$(ns_of "${HARNESS_NODE_PID[n2]}" net)" ] &&
+	ok "n1 and n2 are in different network namespaces" ||
+	fail "n1 and n2 share a network namespace"
+
+# 3. One job, one guest per node, its tasks inside the guests.
+guest_cmdline=$(cat "$HARNESS_REPO/tests/guest/cache/cmdline")
+cat >"$HARNESS_WORK/svmtest/job.sh" <<'EOS'
+#!/bin/bash
+srun -N2 -n2 --ntasks-per-node=1 sh -c 'echo "task $SLURM_PROCID on $SLURMD_NODENAME: kernel $(uname -r) cmdline $(cat /proc/cmdline)"'
+sleep 30
+EOS
+chmod 0755 "$HARNESS_WORK/svmtest/job.sh"
+job=$(harness_as_user svmtest timeout 30 sbatch --parsable -N2 -c1 --vm-cpus=1 \
+	--vm-image=testguest -o job.out job.sh 2>&1)
+[[ "$job" =~ ^[0-9]+$ ]] || { fail "sbatch: $job"; exit 1; }
+# Both guests of the job have one domain name, each on its own libvirtd.
+dom=slurmvm-job-$job.0
+job_ended() { [ -z "$(squeue -h -j "$job" 2>/dev/null)" ]; }
+harness_wait 300 "the tasks of job $job" sh -c "[ \"\$(grep -c '^task ' '$HARNESS_WORK/svmtest/job.out' 2>/dev/null)\" = 2 ] || [ -z \"\$(squeue -h -j $job)\" ]"
+cat "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | sed 's/^/    job: /'
+
+# While the job sleeps: each node's own libvirtd runs its own guest.
+qemu_pids=()
+for node in n1 n2; do
+	if harness_node_exec "$node" virsh -q -c qemu:///system list --name 2>/dev/null | grep -qx "$dom"; then
+		ok "$node: its own libvirtd runs $dom"
+	else
+		fail "$node: virsh list shows no $dom: $(harness_node_exec "$node" virsh -q list --all 2>&1 | tr '\n' ' ')"
+	fi
+	qpid=$(tr -dc 0-9 <"$HARNESS_DIR/nodes/$node/libvirt/run/qemu/$dom.pid" 2>/dev/null)
+	if [ -n "$qpid" ] && [ "$(ns_of "$qpid" net)" = "$(ns_of "${HARNESS_NODE_PID[$node]}" net)" ]; then
+		ok "$node: the guest's qemu (pid $qpid) runs in $node's network namespace"
+		qemu_pids+=("$qpid")
+	else
+		fail "$node: no qemu of $dom in $node's namespace (pid '$qpid')"
+	fi
+done
+# Not asserted: the nodes share this machine's cgroup v1 tree, and both
+# libvirtds name the guest's cgroup machine/qemu-1-<domain>.libvirt-qemu
+# (same first domain id, same domain name), so both qemu land in one.
+[ "${#qemu_pids[@]}" = 2 ] &&
+	echo "    qemu cgroups: $(grep -h cpuset "/proc/${qemu_pids[0]}/cgroup" "/proc/${qemu_pids[1]}/cgroup" 2>/dev/null | tr '\n' ' ')"
+
+guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
+for node in n1 n2; do
+	l=$(grep "^task [01] on $node: " "$HARNESS_WORK/svmtest/job.out" 2>/dev/null)
+	if [ -n "$l" ] && [[ "$l" == *"kernel $guest_kernel cmdline $guest_cmdline" ]]; then
+		ok "a task ran inside $node's guest: $l"
+	else
+		fail "no task inside $node's guest (line '$l'; the guest's kernel $guest_kernel, cmdline '$guest_cmdline')"
+	fi
+done
+
+# 4. The job ends; nothing of it is left on either node.
+harness_wait 120 "job $job to end" job_ended || fail "job $job did not end"
+harness_wait 60 "the epilogs" sh -c '[ -z "$(sinfo -h -N -t completing -o %N)" ]'
+state=$(sacct -n -X -j "$job" -o State 2>/dev/null | tr -d ' ')
+[ -z "$state" ] && state=$(scontrol -o show job "$job" | grep -o 'JobState=[A-Z]*')
+[ "$state" = COMPLETED ] || [ "$state" = JobState=COMPLETED ] &&
+	ok "job $job COMPLETED" || fail "job $job: $state"
+for node in n1 n2; do
+	guest_nothing_left "$job" "$node"
+done
+for qpid in "${qemu_pids[@]}"; do
+	[ ! -d "/proc/$qpid" ] || fail "qemu pid $qpid still runs"
+done
+s=$(sinfo -h -N -o '%N %t' | sort | tr '\n' ' ')
+[ "$s" = "n1 idle n2 idle " ] && ok "both nodes idle: $s" || { fail "nodes: $s"; sinfo -R; }
+
+[ "$failures" = 0 ]
