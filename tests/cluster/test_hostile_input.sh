@@ -77,7 +77,7 @@ elif ! grep -q "more than the .* CPUs the job has on this node" "$work/raw-$job.
 	fail "reason: the step of job $job did not show it: $(cat "$work/raw-$job.out")"
 elif [ "$(stat -c %a:%U "$reason")" != "400:root" ]; then
 	fail "reason: $(stat -c %a:%U "$reason"), not 400:root"
-elif harness_as_user "$user" sh -c 'chmod 600 "$1" || exit 1; echo x >>"$1"' sh "$reason" 2>/dev/null; then
+elif harness_as_user "$user" sh -c "chmod 600 '$reason' && echo x >>'$reason'" 2>/dev/null; then
 	fail "reason: the job's user can make $reason writable and write it"
 elif harness_as_user svmtest2 cat "$reason" >/dev/null 2>&1; then
 	fail "reason: another user reads $reason"
