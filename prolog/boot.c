@@ -50,17 +50,18 @@ void prolog_record_reason(struct prolog *p, const char *fmt, ...)
 	off_t size;
 	ssize_t n;
 
-	/* The job's tasks read it as the job user; it may hold the guest's
-	 * console, so nobody else may (the directory's name is no secret). */
+	/* It may hold the guest's console and the directory's name is no
+	 * secret: root's, 0400. The job's tasks read it while still root
+	 * (spank_vm's task_init_privileged); a file of the user's here could
+	 * be made writable and grown without bound. */
 	fd = openat(p->state_fd, REASON_FILE,
 		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		    0400);
 	if (fd < 0)
 		return;
 	p->reason_recorded = true;
-	if (fchown(fd, p->req.user ? p->req.uid : 0, 0) < 0 ||
-	    fchmod(fd, 0400) < 0)
-		log_errno(errno, "job %u: cannot hand %s/%s to its user",
+	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0400) < 0)
+		log_errno(errno, "job %u: cannot make %s/%s root's, 0400",
 			  p->req.job_id, p->state_path, REASON_FILE);
 	va_start(ap, fmt);
 	vdprintf(fd, fmt, ap);

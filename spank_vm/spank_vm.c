@@ -58,6 +58,11 @@ int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 	return launch_mark_multi_prog(sp) == 0 ? 0 : -1;
 }
 
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+	return task_init_privileged(sp);
+}
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	/* Slurm 22.05 drops some user_init errors: report from here. */

@@ -43,4 +43,5 @@ int launch_mark_multi_prog(spank_t sp);
  * it, applied to @env (a malloc'd strv). */
 int task_prolog_run(char ***env);
 /* Remote context, in each task: run it in the guest. */
+int task_init_privileged(spank_t sp);
 int task_init_remote(spank_t sp);

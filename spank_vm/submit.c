@@ -47,8 +47,9 @@ static int submit_check_image(char **request)
 		path = default_path = vmconf_default_path();
 	r = vmconf_load(&conf, path);
 	if (r < 0) {
-		log_error("cannot read the slurm-vm configuration %s; tell your administrator",
-			  path ? path : "?");
+		log_error(
+			"cannot read the slurm-vm configuration %s; tell your administrator",
+			path ? path : "?");
 		goto out;
 	}
 	cwd = getcwd(NULL, 0);
@@ -81,11 +82,19 @@ int submit_post_opt(spank_t sp)
 	if (!vm_opts.image) {
 		if (vm_opts.cpus || vm_opts.mem_mib || vm_opts.hugepages ||
 		    vm_opts.keep) {
-			log_error("--vm-cpus, --vm-mem, --vm-hugepages and --vm-keep need --vm-image");
+			log_error(
+				"--vm-cpus, --vm-mem, --vm-hugepages and --vm-keep need --vm-image");
 			return -EINVAL;
 		}
 		return 0;
 	}
+	/* srun in a job that exists (its batch script, salloc's shell)
+	 * starts a step, not a job: the image was checked when the job was
+	 * submitted and by the prolog, and one inherited from sbatch, if
+	 * relative, is relative to where sbatch ran, not to where the
+	 * script has gone since (cd). */
+	if (spank_context() == S_CTX_LOCAL && getenv("SLURM_JOB_ID"))
+		return 0;
 	if (submit_check_image(&image) < 0) {
 		log_error("--vm-image=%s refused; no job was submitted",
 			  vm_opts.image);

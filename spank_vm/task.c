@@ -83,21 +83,83 @@ static bool task_wants_vm(spank_t sp)
 	return false;
 }
 
-/* The reason the prolog recorded, to the task's stderr. */
-static void task_report_reason(const char *state, uint32_t job)
-{
-	_cleanup_free_ char *path = NULL;
-	_cleanup_fclose_ FILE *f = NULL;
-	char line[1024];
+/* The reason the prolog recorded for this job's guest, read while the task
+ * is still root (task_init_privileged): the file is root's, 0400, as it may
+ * hold the guest's console and a file of the user's in the state directory
+ * could be grown without bound. At most REASON_READ_MAX bytes. */
+#define REASON_READ_MAX (64 * 1024)
+static char *job_reason;
 
-	if (asprintf(&path, "%s/reason", state) < 0)
-		return;
-	f = fopen(path, "re");
+/* The task's job's state directory and this node's vm.conf; 1 for a task
+ * that always stays on the host (batch script, extern step). */
+static int task_state_dir(spank_t sp, struct vmconf *conf, uint32_t *job,
+			  char **state)
+{
+	char name[64], restart_s[16] = "";
+	unsigned restart = 0;
+	uint32_t step = 0;
+	int r;
+
+	*state = NULL;
+	if (spank_get_item(sp, S_JOB_ID, job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    step >= SLURM_MAX_NORMAL_STEP_ID)
+		return 1;
+	if (spank_getenv(sp, "SLURM_RESTART_COUNT", restart_s,
+			 sizeof(restart_s)) == ESPANK_SUCCESS)
+		str_to_uint(restart_s, &restart);
+	r = task_load_conf(conf);
+	if (r < 0)
+		return r;
+	statedir_name(*job, restart, name, sizeof(name));
+	if (asprintf(state, "%s/%s", conf->state_dir, name) < 0) {
+		*state = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int task_init_privileged(spank_t sp)
+{
+	_cleanup_free_ char *state = NULL, *buf = NULL;
+	_cleanup_close_ int dir = -1, fd = -1;
+	struct vmconf conf = { 0 };
+	struct stat st;
+	uint32_t job = 0;
+	size_t got = 0;
+	ssize_t n;
+
+	/* Any failure here: task_init says what it can without it. */
+	if (task_state_dir(sp, &conf, &job, &state) != 0)
+		goto out;
+	dir = open(state, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir >= 0)
+		fd = openat(dir, "reason",
+			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    !(buf = malloc(REASON_READ_MAX + 1)))
+		goto out;
+	while (got < REASON_READ_MAX &&
+	       (n = read(fd, buf + got, REASON_READ_MAX - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	free(job_reason);
+	job_reason = TAKE_PTR(buf);
+out:
+	vmconf_free(&conf);
+	return 0;
+}
+
+/* The reason the prolog recorded, to the task's stderr. */
+static void task_report_reason(uint32_t job)
+{
 	log_error(
 		"the VM of job %u is not available, so this step cannot run in it:",
 		job);
-	while (f && fgets(line, sizeof(line), f))
-		fprintf(stderr, "%s", line);
+	fprintf(stderr, "%s",
+		job_reason ? job_reason
+			   : "(the reason could not be read; ask your "
+			     "administrator to look at the prolog's log)\n");
 }
 
 /* srun's mark (launch.c) is ours: no task keeps it, VM job or not. */
@@ -216,25 +278,19 @@ static int task_exec_in_guest(spank_t sp, const struct vmconf *conf,
 
 int task_init_remote(spank_t sp)
 {
-	uint32_t job = 0, step = 0;
-	unsigned restart = 0;
-	char name[64], restart_s[16] = "";
 	_cleanup_free_ char *state = NULL, *reason = NULL;
-	struct vmconf conf;
+	struct vmconf conf = { 0 };
 	struct stat st;
 	bool multi_prog;
+	uint32_t job = 0;
 	int r;
 
 	multi_prog = task_take_multi_prog_mark(sp);
-	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
-		return 0;
-	if (step >= SLURM_MAX_NORMAL_STEP_ID)
-		return 0; /* batch script, extern step: on the host */
-	if (spank_getenv(sp, "SLURM_RESTART_COUNT", restart_s,
-			 sizeof(restart_s)) == ESPANK_SUCCESS)
-		str_to_uint(restart_s, &restart);
-	r = task_load_conf(&conf);
+	r = task_state_dir(sp, &conf, &job, &state);
+	if (r > 0) {
+		r = 0;
+		goto out;
+	}
 	/* A node without a readable vm.conf (a rolling install, a typo):
 	 * plain jobs must not notice; a VM job's step fails and says why. */
 	if (r < 0 && !task_wants_vm(sp)) {
@@ -253,9 +309,8 @@ int task_init_remote(spank_t sp)
 			  job);
 		goto out;
 	}
-	statedir_name(job, restart, name, sizeof(name));
-	if (asprintf(&state, "%s/%s", conf.state_dir, name) < 0 ||
-	    asprintf(&reason, "%s/reason", state) < 0) {
+	if (asprintf(&reason, "%s/reason", state) < 0) {
+		reason = NULL;
 		r = -ENOMEM;
 		goto out;
 	}
@@ -264,7 +319,7 @@ int task_init_remote(spank_t sp)
 		goto out;
 	}
 	if (access(reason, F_OK) == 0) {
-		task_report_reason(state, job);
+		task_report_reason(job);
 		r = -EHOSTDOWN;
 		goto out;
 	}

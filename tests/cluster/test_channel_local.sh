@@ -508,10 +508,18 @@ def frame(kind, payload):
     return struct.pack(">HBBIIHH", 0x5653, 1, kind, 0, len(payload), 0, 0) + payload
 c.sendall(frame(1, b"\0\1\0\1" + data[20:28] + struct.pack(">I", 5) + b"deaf\0"))
 c.sendall(frame(2, b""))
+print("serving", flush=True)
 while c.recv(1 << 16):
     pass
 PY
 	silent=$!
+	# Until the relay is on this guest it may still be on the hostile one:
+	# its reset would close the clients below (seen under ASan).
+	for _ in $(seq 300); do
+		grep -q serving "$work/silent.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q serving "$work/silent.log" || fail "the relay never reached the silent guest"
 	out=$(cd /tmp && setpriv --reuid=svmtest --regid="$gid" --init-groups \
 		"$py" - "$sock" 2>&1 <<'PY'
 import os, socket, struct, sys, time

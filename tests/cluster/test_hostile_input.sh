@@ -63,20 +63,26 @@ hostile "a negative memory size" "SPANK_VM_MEM=.* is not a size" \
 	VM_IMAGE=testimg VM_MEM=-5
 hostile "a newline in the image name" "not a valid image name\|unknown image" \
 	VM_IMAGE=$'testimg\nFAKE LOG LINE'
-# The reason may hold the guest's console: the job's user reads it (the
-# step's message above), nobody else does, though its path is predictable.
+# The reason may hold the guest's console: the job's steps show it to the
+# job's user, nobody else reads it, though its path is predictable. It is
+# root's: a file of the user's in the state directory (on /run) could be
+# made writable and grown until the node's /run is full.
 job=$(harness_as_user "$user" "$raw" "$work" \
 	$'#!/bin/sh\nsrun true\necho "step exit $?"\nsleep 60\n' \
 	VM_IMAGE=testimg VM_CPUS=999)
 reason=$(guest_state_dir "$job")/reason
 if ! harness_wait 60 "job $job's step to fail" grep -q "step exit" "$work/raw-$job.out"; then
 	fail "reason: the step of job $job did not end"
-elif [ "$(stat -c %a:%U "$reason")" != "400:$user" ]; then
-	fail "reason: $(stat -c %a:%U "$reason"), not 400:$user"
+elif ! grep -q "more than the .* CPUs the job has on this node" "$work/raw-$job.out"; then
+	fail "reason: the step of job $job did not show it: $(cat "$work/raw-$job.out")"
+elif [ "$(stat -c %a:%U "$reason")" != "400:root" ]; then
+	fail "reason: $(stat -c %a:%U "$reason"), not 400:root"
+elif harness_as_user "$user" sh -c "chmod 600 '$reason' && echo x >>'$reason'" 2>/dev/null; then
+	fail "reason: the job's user can make $reason writable and write it"
 elif harness_as_user svmtest2 cat "$reason" >/dev/null 2>&1; then
 	fail "reason: another user reads $reason"
 else
-	ok "reason: the job's user's (0400), another user cannot read it"
+	ok "reason: root's (0400), shown by the job's step; its user cannot write it, another user cannot read it"
 fi
 scancel "$job"
 harness_wait 60 "job $job to end" bash -c \

@@ -128,13 +128,16 @@ fi
 
 # The mission's own command: an image in the directory the user submits
 # from, by its file name or a relative path. spank_vm makes it absolute;
-# the prolog checks that path.
+# the prolog checks that path. The job's srun, after the script went
+# elsewhere, is a step of that job: it must not resolve the (inherited,
+# relative) image again and refuse.
 qemu-img create -q -f qcow2 "$img/mine.qcow2" 64M
 chmod 644 "$img/mine.qcow2"
 for rel in mine.qcow2 ./mine.qcow2 ../images/mine.qcow2; do
 	rc=0
 	jobid=$(harness_as_user "$user" sh -c 'cd "$1" && shift && exec "$@"' \
-		sh "$img" sbatch --parsable -o /dev/null --vm-image="$rel" --wrap true 2>&1) || rc=$?
+		sh "$img" sbatch --parsable -o "$work/rel.%j.out" --vm-image="$rel" \
+		--wrap 'cd / && srun -n1 true; true' 2>&1) || rc=$?
 	if [ "$rc" != 0 ]; then
 		fail "sbatch --vm-image=$rel in $img: refused: $jobid"
 		continue
@@ -145,6 +148,11 @@ for rel in mine.qcow2 ./mine.qcow2 ../images/mine.qcow2; do
 		ok "sbatch --vm-image=$rel from the image's directory reaches the prolog as an absolute path"
 	else
 		fail "job $jobid (--vm-image=$rel): the prolog did not resolve it: $(grep "job $jobid:" "$HARNESS_VM_LOG" | tail -3)"
+	fi
+	if grep -q "no job was submitted\|unknown image\|does not exist" "$work/rel.$jobid.out"; then
+		fail "job $jobid (--vm-image=$rel): its srun after 'cd /' re-resolved the image: $(cat "$work/rel.$jobid.out")"
+	else
+		ok "job $jobid (--vm-image=$rel): its srun after 'cd /' is a step of the job"
 	fi
 done
 
