@@ -1,0 +1,7 @@
+# The job's private network on its node (JobNetwork=vxlan).
+# libc only, but root's: never linked into spank_vm.so.
+noinst_LTLIBRARIES += common/net/libslurmvm-net.la
+common_net_libslurmvm_net_la_SOURCES = \
+	common/net/jobnet.h \
+	common/net/jobnet_plan.c
+common_net_libslurmvm_net_la_LIBADD = common/job/libslurmvm-job.la
