@@ -13,7 +13,8 @@
  * driver; failing that, the node is unsafe), DEVOWNER <device file> <uid>
  * <gid> <octal mode> (a VFIO group file given to the job user: put back;
  * failing that, the node is unsafe), DOMAIN <name>, RELAY <pidfile in the
- * state dir>.
+ * state dir>, and the job network's NETLINK <ifname> and NFT <family>
+ * <table> (jobnet.h).
  */
 #include <stdbool.h>
 
