@@ -85,54 +85,80 @@ static int job_statedir(const struct vmconf *conf, unsigned job, bool create)
 	return r < 0 ? r : statedir_open(conf->state_dir, name, create);
 }
 
+static int cmd_teardown(const struct vmconf *conf, unsigned job)
+{
+	_cleanup_close_ int fd = job_statedir(conf, job, false);
+	struct teardown_result res;
+	int r;
+
+	if (fd < 0)
+		return fd;
+	r = teardown_replay(conf, fd, false, &res);
+	printf("%u steps, %u failed\n", res.steps, res.failed);
+	return r;
+}
+
+static int cmd_setup(const struct vmconf *conf, unsigned job, unsigned self,
+		     char **nodes, int n)
+{
+	struct jobnet_plan p = { 0 };
+	_cleanup_close_ int fd = -1;
+	double t0 = clock_now_s();
+	int r;
+
+	r = jobnet_underlay_mtu(conf->jobnet_underlay);
+	if (r < 0)
+		return r;
+	r = plan_args(conf, nodes, n, job, self, (unsigned)r, &p);
+	if (r < 0)
+		return r;
+	fd = job_statedir(conf, job, true);
+	r = fd < 0 ? fd : jobnet_setup(&p, fd);
+	printf("setup %.3f s\n", clock_now_s() - t0);
+	jobnet_plan_free(&p);
+	return r;
+}
+
+static int cmd_doc(const struct vmconf *conf, unsigned job, unsigned self,
+		   const char *mtu_text, const char *what, char **nodes, int n)
+{
+	struct jobnet_plan p = { 0 };
+	unsigned mtu;
+	int r;
+
+	if (str_to_uint(mtu_text, &mtu) < 0)
+		return -EINVAL;
+	r = plan_args(conf, nodes, n, job, self, mtu, &p);
+	if (r == 0)
+		r = print_doc(&p, what);
+	jobnet_plan_free(&p);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct vmconf conf;
-	struct jobnet_plan p = { 0 };
-	unsigned job, self = 0, mtu = 0;
-	_cleanup_close_ int fd = -1;
-	int r;
+	unsigned job, self = 0;
+	int r = -EINVAL;
 
 	log_open("svm-jobnet");
-	if (argc < 4 || vmconf_load(&conf, argv[2]) < 0 ||
-	    str_to_uint(argv[3], &job) < 0)
+	if (argc < 4)
 		return 2;
-	if (strcmp(argv[1], "teardown") == 0) {
-		struct teardown_result res;
-
-		fd = job_statedir(&conf, job, false);
-		if (fd < 0)
-			return 1;
-		r = teardown_replay(&conf, fd, false, &res);
-		printf("%u steps, %u failed\n", res.steps, res.failed);
-		return r < 0 ? 1 : 0;
-	}
-	if (argc < 6 || str_to_uint(argv[4], &self) < 0)
-		return 2;
-	if (strcmp(argv[1], "doc") == 0) {
-		if (argc < 8 || str_to_uint(argv[5], &mtu) < 0 ||
-		    plan_args(&conf, argv + 7, argc - 7, job, self, mtu, &p) <
-			    0)
-			return 1;
-		r = print_doc(&p, argv[6]);
-	} else if (strcmp(argv[1], "setup") == 0) {
-		double t0 = clock_now_s();
-
-		r = jobnet_underlay_mtu(conf.jobnet_underlay);
-		if (r < 0)
-			return 1;
-		if (plan_args(&conf, argv + 5, argc - 5, job, self, (unsigned)r,
-			      &p) < 0)
-			return 1;
-		fd = job_statedir(&conf, job, true);
-		if (fd < 0)
-			return 1;
-		r = jobnet_setup(&p, fd);
-		printf("setup %.3f s\n", clock_now_s() - t0);
-	} else {
+	if (vmconf_load(&conf, argv[2]) < 0) {
+		vmconf_free(&conf);
 		return 2;
 	}
-	jobnet_plan_free(&p);
+	if (str_to_uint(argv[3], &job) < 0)
+		;
+	else if (strcmp(argv[1], "teardown") == 0)
+		r = cmd_teardown(&conf, job);
+	else if (argc < 6 || str_to_uint(argv[4], &self) < 0)
+		;
+	else if (strcmp(argv[1], "setup") == 0)
+		r = cmd_setup(&conf, job, self, argv + 5, argc - 5);
+	else if (strcmp(argv[1], "doc") == 0 && argc >= 8)
+		r = cmd_doc(&conf, job, self, argv[5], argv[6], argv + 7,
+			    argc - 7);
 	vmconf_free(&conf);
 	return r < 0 ? 1 : 0;
 }
