@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "image.h"
+#include "jobnet.h"
 #include "log.h"
 #include "strutil.h"
 #include "user.h"
@@ -487,6 +488,43 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 				   "user can open their files)");
 }
 
+/* JobNetwork=vxlan: the underlay is there, carries guests' 1280 at least,
+ * and the tools the prolog runs are installed. */
+static void check_job_network(struct checker *c, const struct vmconf *vc)
+{
+	static const char *const tools[] = { "/usr/sbin/ip", "/usr/sbin/bridge",
+					     "/usr/sbin/nft" };
+	int mtu;
+
+	if (vc->job_network != JOB_NETWORK_VXLAN)
+		return;
+	mtu = jobnet_underlay_mtu(vc->jobnet_underlay);
+	if (mtu < 0)
+		check_problem(c,
+			      "set JobNetworkUnderlay= to the interface of "
+			      "this node's NodeAddr (see vm.conf(5))",
+			      "JobNetworkUnderlay=%s: no such interface on "
+			      "this node",
+			      vc->jobnet_underlay);
+	else if ((unsigned)mtu < 1280 + JOBNET_VXLAN_OVER4 ||
+		 (vc->jobnet_mtu &&
+		  vc->jobnet_mtu + JOBNET_VXLAN_OVER4 > (unsigned)mtu))
+		check_problem(c,
+			      "raise the underlay's MTU (9000 keeps guests at "
+			      "1500 and more) or lower JobNetworkMtu=",
+			      "JobNetworkUnderlay=%s: MTU %d is too small for "
+			      "the guests' MTU and VXLAN's 50 bytes",
+			      vc->jobnet_underlay, mtu);
+	else
+		check_ok("JobNetworkUnderlay=%s: MTU %d, guests get %u",
+			 vc->jobnet_underlay, mtu,
+			 vc->jobnet_mtu ?: (unsigned)mtu - JOBNET_VXLAN_OVER4);
+	for (size_t i = 0; i < ARRAY_SIZE(tools); i++)
+		if (access(tools[i], X_OK) < 0)
+			check_problem(c, "apt-get install iproute2 nftables",
+				      "JobNetwork=vxlan needs %s", tools[i]);
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -535,6 +573,7 @@ int cmd_check_config(int argc, char **argv)
 	check_gres_files(&c);
 	check_ibvf_plugin(&c, &sc, &vc);
 	check_catalog(&c, &vc);
+	check_job_network(&c, &vc);
 	if (c.problems)
 		printf("%u problem%s to fix\n", c.problems,
 		       c.problems == 1 ? "" : "s");

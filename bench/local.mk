@@ -12,9 +12,10 @@ noinst_PROGRAMS += bench/channel_echo
 bench_channel_echo_SOURCES = bench/channel_echo.c
 
 # `make bench`: every benchmark of the suite, one markdown table
-# (bench/run.sh; root; boots guests, takes minutes). Not part of `make check`.
+# (bench/run.sh; root; boots guests, takes minutes). Not part of `make check`;
+# builds the check programs too (bench/jobnet_bench.sh drives svm-jobnet).
 dist_noinst_SCRIPTS += bench/run.sh
-bench: all
+bench: all $(check_PROGRAMS)
 	$(top_srcdir)/bench/run.sh "$(abs_top_builddir)"
 .PHONY: bench
 dist_noinst_DATA += bench/RESULTS.md

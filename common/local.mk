@@ -9,11 +9,15 @@
 #   host/   libvirt, hwloc, libpci, libxml2: devices, placement, domain XML,
 #           the hypervisor, the seed, teardown and reclaim. The prolog,
 #           epilog and admin tool.
+#   net/    libc only, root's: the job's private network on its node
+#           (iproute2, nft) and running helper programs. The prolog,
+#           epilog and admin tool; never spank_vm.so.
 #   slurm/  libslurm: whether a job has ended (slurmctld); apart because
 #           spank_vm.so must not link libslurm.
 # All are PIC so spank_vm.so can take them in. Headers are the contract.
 include $(srcdir)/common/core/local.mk
 include $(srcdir)/common/job/local.mk
 include $(srcdir)/common/front/local.mk
+include $(srcdir)/common/net/local.mk
 include $(srcdir)/common/host/local.mk
 include $(srcdir)/common/slurm/local.mk

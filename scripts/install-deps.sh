@@ -36,7 +36,7 @@ TEST="slurmd slurmctld slurm-client libvirt-daemon libvirt-daemon-driver-qemu
 	libvirt-clients qemu-system-x86 qemu-utils hwloc libxml2-utils
 	genisoimage cloud-init attr ovmf
 	e2fsprogs cpio xz-utils zstd kmod iproute2 tmux procps psmisc
-	util-linux python3 shellcheck"
+	util-linux python3 shellcheck nftables iputils-ping"
 # apt-get source unpacks with dpkg-source.
 [ -z "$slurm_source" ] || TEST="$TEST dpkg-dev"
 

@@ -13,8 +13,6 @@ common_host_libslurmvm_host_la_SOURCES = \
 	common/host/placement.h \
 	common/host/reclaim.c \
 	common/host/reclaim.h \
-	common/host/run.c \
-	common/host/run.h \
 	common/host/seed.c \
 	common/host/seed.h \
 	common/host/slurm_map.c \
@@ -23,5 +21,6 @@ common_host_libslurmvm_host_la_SOURCES = \
 	common/host/teardown.h
 common_host_libslurmvm_host_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML_CFLAGS) \
 	$(HWLOC_CFLAGS) $(LIBVIRT_CFLAGS) $(LIBPCI_CFLAGS)
-common_host_libslurmvm_host_la_LIBADD = common/job/libslurmvm-job.la \
+common_host_libslurmvm_host_la_LIBADD = common/net/libslurmvm-net.la \
+	common/job/libslurmvm-job.la \
 	$(LIBXML_LIBS) $(HWLOC_LIBS) $(LIBVIRT_LIBS) $(LIBPCI_LIBS)

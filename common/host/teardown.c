@@ -13,6 +13,7 @@
 #include "devices.h"
 #include "hypervisor.h"
 #include "image.h"
+#include "jobnet.h"
 #include "journal.h"
 #include "log.h"
 #include "reclaim.h"
@@ -215,6 +216,10 @@ static int undo_devowner(struct teardown *t, char *const *args)
 
 static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 {
+	int r = jobnet_undo(e->verb, e->args, e->n_args);
+
+	if (r <= 0)
+		return r;
 	if (strcmp(e->verb, "DEVOWNER") == 0 && e->n_args == 4)
 		return undo_devowner(t, e->args);
 	if (e->n_args != 1) {

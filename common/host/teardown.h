@@ -14,7 +14,8 @@
  * <gid> <octal mode> (a VFIO group file given to the job user: put back,
  * then the user's processes still holding it killed; failing either, the
  * node is unsafe), DOMAIN <name>, RELAY <pidfile in the
- * state dir>.
+ * state dir>, and the job network's NETLINK <ifname> and NFT <family>
+ * <table> (jobnet.h).
  */
 #include <stdbool.h>
 

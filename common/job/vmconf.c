@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kvconf.h"
 #include "log.h"
+#include "macro.h"
+#include "strutil.h"
 #include "vmconf.h"
 
 static const char *const binding_choices[] = { "prebound", "managed", NULL };
 static const char *const attach_choices[] = { "vfio", "emulate", NULL };
 static const char *const domain_types[] = { "kvm", "qemu", NULL };
+static const char *const job_networks[] = { "none", "vxlan", NULL };
 static const char *const cpu_modes[] = { "host-passthrough", "host-model",
 					 "maximum", NULL };
 
@@ -66,6 +70,14 @@ static const struct kv_key keys[] = {
 	K("VfioDir", KV_PATH, vfio_dir, .defval = "/dev/vfio"),
 	K("IbvfAutoDetect", KV_BOOL, ibvf_autodetect, .defval = "no"),
 	K("TaskTmpDir", KV_STRING, task_tmpdir, .defval = "/tmp"),
+	K("JobNetwork", KV_ENUM, job_network, .choices = job_networks,
+	  .defval = "none"),
+	K("JobNetworkUnderlay", KV_STRING, jobnet_underlay),
+	K("JobNetworkVni", KV_STRING, jobnet_vni_text,
+	  .defval = "100000-16000000"),
+	K("JobNetworkSubnet", KV_STRING, jobnet_subnet_text,
+	  .defval = "10.200.0.0/16"),
+	K("JobNetworkMtu", KV_UINT, jobnet_mtu, .max = 65485, .defval = "0"),
 };
 
 static const struct kv_table vmconf_table = {
@@ -79,12 +91,92 @@ int vmconf_set(struct vmconf *conf, const char *item, const char *where)
 	return kv_set(&vmconf_table, conf, item, where);
 }
 
+/* "MIN-MAX", 1 <= MIN <= MAX < 2^24 (a VXLAN network identifier). */
+int vmconf_parse_vni_range(const char *s, uint32_t *min, uint32_t *max)
+{
+	_cleanup_free_ char *lo = NULL;
+	const char *dash = strchr(s, '-');
+	unsigned a, b;
+
+	if (!dash)
+		return -EINVAL;
+	lo = strndup(s, (size_t)(dash - s));
+	if (!lo)
+		return -ENOMEM;
+	if (str_to_uint(lo, &a) < 0 || str_to_uint(dash + 1, &b) < 0 || a < 1 ||
+	    a > b || b > 0xffffff)
+		return -EINVAL;
+	*min = a;
+	*max = b;
+	return 0;
+}
+
+/* "A.B.C.D/N", 8 <= N <= 30, no host bits set. */
+int vmconf_parse_subnet(const char *s, uint32_t *net, unsigned *prefix)
+{
+	_cleanup_free_ char *addr = NULL;
+	const char *slash = strchr(s, '/');
+	struct in_addr in;
+	unsigned n;
+	uint32_t a, mask;
+
+	if (!slash)
+		return -EINVAL;
+	addr = strndup(s, (size_t)(slash - s));
+	if (!addr)
+		return -ENOMEM;
+	if (inet_pton(AF_INET, addr, &in) != 1 ||
+	    str_to_uint(slash + 1, &n) < 0 || n < 8 || n > 30)
+		return -EINVAL;
+	a = ntohl(in.s_addr);
+	mask = ~0u << (32 - n);
+	if (a & ~mask)
+		return -EINVAL;
+	*net = a;
+	*prefix = n;
+	return 0;
+}
+
+/* The job network's keys, which depend on each other. */
+static int vmconf_check_jobnet(struct vmconf *conf, const char *path)
+{
+	if (vmconf_parse_vni_range(conf->jobnet_vni_text, &conf->jobnet_vni_min,
+				   &conf->jobnet_vni_max) < 0)
+		return log_errno(EINVAL,
+				 "%s: JobNetworkVni=%s: a range MIN-MAX of "
+				 "VXLAN ids within 1-16777215; see vm.conf(5)",
+				 path, conf->jobnet_vni_text);
+	if (vmconf_parse_subnet(conf->jobnet_subnet_text, &conf->jobnet_subnet,
+				&conf->jobnet_prefix) < 0)
+		return log_errno(EINVAL,
+				 "%s: JobNetworkSubnet=%s: an IPv4 network "
+				 "A.B.C.D/N with N in 8-30 and no host bits; "
+				 "see vm.conf(5)",
+				 path, conf->jobnet_subnet_text);
+	if (conf->jobnet_mtu && conf->jobnet_mtu < 1280)
+		return log_errno(EINVAL,
+				 "%s: JobNetworkMtu=%u: at least 1280, or 0 "
+				 "for the underlay's minus 50; see vm.conf(5)",
+				 path, conf->jobnet_mtu);
+	if (conf->job_network == JOB_NETWORK_VXLAN &&
+	    (!conf->jobnet_underlay ||
+	     !str_is_safe_name(conf->jobnet_underlay, 15)))
+		return log_errno(EINVAL,
+				 "%s: JobNetwork=vxlan needs "
+				 "JobNetworkUnderlay=<interface name>; see "
+				 "vm.conf(5)",
+				 path);
+	return 0;
+}
+
 int vmconf_load(struct vmconf *conf, const char *path)
 {
 	int r;
 
 	memset(conf, 0, sizeof(*conf));
 	r = kv_defaults(&vmconf_table, conf);
+	if (r == 0)
+		r = vmconf_check_jobnet(conf, "defaults");
 	if (r < 0 || !path)
 		return r;
 	conf->path = strdup(path);
@@ -98,6 +190,8 @@ int vmconf_load(struct vmconf *conf, const char *path)
 			"%s: TaskTmpDir=%s: an absolute path or \"keep\"; "
 			"see vm.conf(5)",
 			path, conf->task_tmpdir);
+	if (r == 0)
+		r = vmconf_check_jobnet(conf, path);
 	return r;
 }
 

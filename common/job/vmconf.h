@@ -66,6 +66,22 @@ struct vmconf {
 
 	/* tasks */
 	char *task_tmpdir; /* TMPDIR in the guest; "keep": the host's */
+
+	/* the job's private network (common/net/jobnet.h) */
+	int job_network;	  /* enum job_network */
+	char *jobnet_underlay;	  /* interface carrying the VXLAN */
+	char *jobnet_vni_text;	  /* "MIN-MAX" as written */
+	char *jobnet_subnet_text; /* "A.B.C.D/N" as written */
+	unsigned jobnet_mtu;	  /* 0: the underlay's minus the overhead */
+	uint32_t jobnet_vni_min;  /* parsed from jobnet_vni_text */
+	uint32_t jobnet_vni_max;
+	uint32_t jobnet_subnet; /* host byte order, host bits zero */
+	unsigned jobnet_prefix; /* 8..30 */
+};
+
+enum job_network {
+	JOB_NETWORK_NONE = 0, /* guests have no network (the default) */
+	JOB_NETWORK_VXLAN,    /* a bridge and a VXLAN per job and node */
 };
 
 /* Default path: dirname($SLURM_CONF or /etc/slurm/slurm.conf)/vm.conf. */
@@ -79,6 +95,9 @@ int vmconf_load(struct vmconf *conf, const char *path);
 /* Parses one "Key=Value" item (also used for plugstack.conf arguments). */
 int vmconf_set(struct vmconf *conf, const char *item, const char *where);
 void vmconf_free(struct vmconf *conf);
+/* JobNetworkVni= and JobNetworkSubnet= values; 0 or -EINVAL. */
+int vmconf_parse_vni_range(const char *s, uint32_t *min, uint32_t *max);
+int vmconf_parse_subnet(const char *s, uint32_t *net, unsigned *prefix);
 
 /* For `slurm-vm show-config` and the man page test. */
 void vmconf_print(const struct vmconf *conf, FILE *out);

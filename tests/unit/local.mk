@@ -30,6 +30,7 @@ include $(srcdir)/tests/unit/gresgen.mk
 include $(srcdir)/tests/unit/reclaim.mk
 include $(srcdir)/tests/unit/task.mk
 include $(srcdir)/tests/unit/deadline.mk
+include $(srcdir)/tests/unit/jobnet.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that

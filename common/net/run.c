@@ -6,18 +6,20 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "log.h"
+#include "macro.h"
 #include "run.h"
 
-static void child_exec(char *const argv[], int outfd)
+static void child_exec(char *const argv[], int infd, int outfd)
 {
-	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int in = infd >= 0 ? infd : open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	setpgid(0, 0);
-	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(outfd, 1) < 0 ||
+	if (in < 0 || dup2(in, 0) < 0 || dup2(outfd, 1) < 0 ||
 	    dup2(outfd, 2) < 0)
 		_exit(127);
 	execv(argv[0], argv);
@@ -46,7 +48,8 @@ static void keep_tail(char *out, size_t outlen, size_t *used, const char *buf,
 	out[*used] = '\0';
 }
 
-int run_wait(char *const argv[], unsigned timeout_s, char *out, size_t outlen)
+static int run_wait_fd(char *const argv[], int infd, unsigned timeout_s,
+		       char *out, size_t outlen)
 {
 	time_t deadline = time(NULL) + timeout_s;
 	size_t used = 0;
@@ -65,7 +68,7 @@ int run_wait(char *const argv[], unsigned timeout_s, char *out, size_t outlen)
 		return -errno;
 	}
 	if (pid == 0)
-		child_exec(argv, pipefd[1]);
+		child_exec(argv, infd, pipefd[1]);
 	close(pipefd[1]);
 	/* Read until EOF: a daemonizing helper closes what it inherited. */
 	for (;;) {
@@ -96,4 +99,32 @@ int run_wait(char *const argv[], unsigned timeout_s, char *out, size_t outlen)
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return -ECHILD;
+}
+
+int run_wait(char *const argv[], unsigned timeout_s, char *out, size_t outlen)
+{
+	return run_wait_fd(argv, -1, timeout_s, out, outlen);
+}
+
+int run_wait_input(char *const argv[], const char *input, unsigned timeout_s,
+		   char *out, size_t outlen)
+{
+	_cleanup_close_ int fd = memfd_create("run-input", MFD_CLOEXEC);
+	size_t len = strlen(input), done = 0;
+
+	if (fd < 0)
+		return -errno;
+	/* A memory file, not a pipe: a large batch cannot block us. */
+	while (done < len) {
+		ssize_t n = write(fd, input + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		done += (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	return run_wait_fd(argv, fd, timeout_s, out, outlen);
 }

@@ -2,11 +2,14 @@
 #pragma once
 /*
  * Running a helper program from root code: argv only (no shell), stdin
- * /dev/null, stdout and stderr captured (the last bytes kept for the log),
- * a time limit after which the child's process group is killed.
+ * /dev/null or a given text, stdout and stderr captured (the last bytes kept
+ * for the log), a time limit after which the child's process group is killed.
  */
 #include <stddef.h>
 
 /* Returns the exit status (0..255), -ETIMEDOUT, or -errno. @out (may be
  * NULL) gets the NUL-terminated tail of what the program printed. */
 int run_wait(char *const argv[], unsigned timeout_s, char *out, size_t outlen);
+/* The same with @input (NUL-terminated) as the program's stdin. */
+int run_wait_input(char *const argv[], const char *input, unsigned timeout_s,
+		   char *out, size_t outlen);

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Setting up and taking down a job's network on its node with iproute2 and
+ * nft (run.h): both read a batch on stdin, so the whole network phase is a
+ * handful of processes whatever the job's size, the same commands an admin
+ * reads in the log and types to inspect, and no netlink/nftables library
+ * joins what root links.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "jobnet.h"
+#include "journal.h"
+#include "log.h"
+#include "macro.h"
+#include "run.h"
+#include "strutil.h"
+
+#define IP_PATH	    "/usr/sbin/ip"
+#define BRIDGE_PATH "/usr/sbin/bridge"
+#define NFT_PATH    "/usr/sbin/nft"
+#define NET_TIMEOUT 30
+
+int jobnet_underlay_mtu(const char *ifname)
+{
+	_cleanup_close_ int fd = -1;
+	struct ifreq ifr = { 0 };
+
+	if (!str_is_safe_name(ifname, IFNAMSIZ - 1))
+		return -EINVAL;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* An ioctl, not /sys: sysfs shows the namespace that mounted it. */
+	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0)
+		return log_errno(ENODEV,
+				 "job network: the underlay interface %s "
+				 "(JobNetworkUnderlay=) does not exist on this "
+				 "node; fix vm.conf or the node's network",
+				 ifname);
+	return ifr.ifr_mtu;
+}
+
+/* Runs a helper with @input as its stdin; logs its output on failure. */
+static int run_tool(char *const argv[], const char *input, const char *what)
+{
+	char out[1024];
+	int r;
+
+	r = input ? run_wait_input(argv, input, NET_TIMEOUT, out, sizeof(out))
+		  : run_wait(argv, NET_TIMEOUT, out, sizeof(out));
+	if (r == 0)
+		return 0;
+	for (char *c = out; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	log_error("job network: %s failed (%s %d): %s", what,
+		  r > 0 ? "exit" : "error", r, out);
+	return -EIO;
+}
+
+static int journal_netlink(int state_fd, const char *ifname)
+{
+	const char *args[] = { ifname, NULL };
+
+	return journal_append(state_fd, "NETLINK", args);
+}
+
+static int journal_nft(int state_fd, const char *family, const char *table)
+{
+	const char *args[] = { family, table, NULL };
+
+	return journal_append(state_fd, "NFT", args);
+}
+
+/* IPv6 off before the device is up: no link-local address a guest could
+ * reach. ("addrgenmode none" is refused when a link is created.) Nothing to
+ * do on a kernel without IPv6. /proc/sys/net is the caller's namespace's. */
+static int disable_ipv6(const char *ifname)
+{
+	_cleanup_close_ int fd = -1;
+	char path[128];
+
+	if (access("/proc/sys/net/ipv6", F_OK) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6",
+		 ifname);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		return log_errno(errno ?: EIO,
+				 "job network: cannot disable IPv6 on %s",
+				 ifname);
+	return 0;
+}
+
+static int setup_links(const struct jobnet_plan *p)
+{
+	char *const argv[] = { IP_PATH, "-batch", "-", NULL };
+	_cleanup_free_ char *cmds = NULL;
+
+	if (asprintf(&cmds,
+		     "link add name %1$s mtu %2$u type bridge\n"
+		     "link add name %3$s mtu %2$u type vxlan "
+		     "id %4$u dev %5$s local %6$s dstport %7$u nolearning\n"
+		     "link set dev %3$s master %1$s\n",
+		     p->bridge, p->mtu, p->vxlan, p->vni, p->underlay,
+		     p->nodes[p->self].addr, JOBNET_VXLAN_PORT) < 0)
+		return -ENOMEM;
+	return run_tool(argv, cmds, "creating the bridge and VXLAN device");
+}
+
+static int setup_up(const struct jobnet_plan *p)
+{
+	char *const argv[] = { IP_PATH, "-batch", "-", NULL };
+	_cleanup_free_ char *cmds = NULL;
+
+	/* The MTU set again once the bridge has a port: set by hand, it no
+	 * longer follows its smallest port. libvirt gives the tap the
+	 * bridge's. */
+	if (asprintf(&cmds,
+		     "link set dev %1$s mtu %3$u up\nlink set dev %2$s up\n",
+		     p->bridge, p->vxlan, p->mtu) < 0)
+		return -ENOMEM;
+	return run_tool(argv, cmds, "bringing the job network up");
+}
+
+int jobnet_setup(const struct jobnet_plan *p, int state_fd)
+{
+	char *const bridge_argv[] = { BRIDGE_PATH, "-batch", "-", NULL };
+	char *const nft_argv[] = { NFT_PATH, "-f", "-", NULL };
+	_cleanup_free_ char *fdb = NULL, *nft = NULL;
+	int r;
+
+	r = jobnet_underlay_mtu(p->underlay);
+	if (r < 0)
+		return r;
+	fdb = jobnet_fdb_batch(p);
+	nft = jobnet_nft_script(p);
+	if (!fdb || !nft)
+		return -ENOMEM;
+	/* Journaled before they are made: undoing what is not there is
+	 * success. */
+	if ((r = journal_netlink(state_fd, p->bridge)) < 0 ||
+	    (r = journal_netlink(state_fd, p->vxlan)) < 0)
+		return r;
+	r = setup_links(p);
+	if (r < 0)
+		return r;
+	if ((r = disable_ipv6(p->bridge)) < 0 ||
+	    (r = disable_ipv6(p->vxlan)) < 0)
+		return r;
+	if (*fdb && (r = run_tool(bridge_argv, fdb,
+				  "adding the peers' forwarding entries")) < 0)
+		return r;
+	/* The filters before anything is up: no window without them. */
+	if ((r = journal_nft(state_fd, "bridge", p->table)) < 0 ||
+	    (r = journal_nft(state_fd, "inet", p->table)) < 0)
+		return r;
+	r = run_tool(nft_argv, nft, "loading the job's nftables tables");
+	if (r < 0)
+		return r;
+	return setup_up(p);
+}
+
+static bool is_job_ifname(const char *s)
+{
+	return str_is_safe_name(s, IFNAMSIZ - 1) && strncmp(s, "svm", 3) == 0;
+}
+
+static int undo_netlink(const char *ifname)
+{
+	char *const argv[] = { IP_PATH, "link",		"del",
+			       "dev",	(char *)ifname, NULL };
+
+	/* The journal is root's, but only delete the suite's devices. */
+	if (!is_job_ifname(ifname))
+		return -EBADMSG;
+	if (if_nametoindex(ifname) == 0)
+		return 0;
+	if (run_tool(argv, NULL, "deleting a job network device") < 0 &&
+	    if_nametoindex(ifname) != 0)
+		return log_errno(EIO, "job network: %s is still there", ifname);
+	return 0;
+}
+
+static int undo_nft(const char *family, const char *table)
+{
+	char *const del[] = { NFT_PATH,	      "delete",	     "table",
+			      (char *)family, (char *)table, NULL };
+	char *const list[] = { NFT_PATH,       "list",	      "table",
+			       (char *)family, (char *)table, NULL };
+	unsigned id;
+
+	if ((strcmp(family, "bridge") != 0 && strcmp(family, "inet") != 0) ||
+	    strncmp(table, "svm_job_", 8) != 0 ||
+	    str_to_uint(table + 8, &id) < 0)
+		return -EBADMSG;
+	if (run_wait(del, NET_TIMEOUT, NULL, 0) == 0)
+		return 0;
+	/* nft 1.0.6 has no "destroy": a table that cannot be listed is
+	 * gone. */
+	if (run_wait(list, NET_TIMEOUT, NULL, 0) != 0)
+		return 0;
+	return log_errno(EIO, "job network: cannot delete nftables table %s %s",
+			 family, table);
+}
+
+int jobnet_undo(const char *verb, char *const *args, size_t n_args)
+{
+	if (strcmp(verb, "NETLINK") == 0 && n_args == 1)
+		return undo_netlink(args[0]);
+	if (strcmp(verb, "NFT") == 0 && n_args == 2)
+		return undo_nft(args[0], args[1]);
+	if (strcmp(verb, "NETLINK") == 0 || strcmp(verb, "NFT") == 0)
+		return -EBADMSG;
+	return 1;
+}

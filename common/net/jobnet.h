@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * A job's private network on one node (JobNetwork=vxlan): a bridge with no
+ * host address, a VXLAN device on the underlay with static forwarding
+ * entries for every peer node of the job, the guest's tap locked to its
+ * MAC and IP by an nftables table of the job's own.
+ *
+ * The plan is pure: from vm.conf, the job id, the job's nodes in Slurm's
+ * order with their NodeAddr and this node's index it derives every name,
+ * address and document. Setting it up (root) journals each change before it
+ * makes it (journal.h verbs NETLINK <ifname> and NFT <family> <table>);
+ * jobnet_undo() takes them back, idempotently.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmconf.h"
+
+#define JOBNET_MAX_NODES    65534
+#define JOBNET_NAME_MAX	    64 /* a node name (hostname label rules) */
+#define JOBNET_ADDR_MAX	    46 /* INET6_ADDRSTRLEN */
+#define JOBNET_IFNAME_MAX   16 /* IFNAMSIZ */
+#define JOBNET_VXLAN_PORT   4789
+#define JOBNET_VXLAN_OVER4  50 /* VXLAN over IPv4: outer Ethernet excluded */
+#define JOBNET_VXLAN_OVER6  70
+#define JOBNET_GUEST_IFNAME "job0" /* the guest's name for it */
+
+struct jobnet_node {
+	char name[JOBNET_NAME_MAX + 1];
+	char addr[JOBNET_ADDR_MAX]; /* NodeAddr, normalised */
+	uint8_t mac[6];		    /* its guest's */
+	uint32_t ip;		    /* its guest's, host byte order */
+};
+
+struct jobnet_plan {
+	uint32_t job_id;
+	uint32_t vni;
+	unsigned mtu;
+	int family; /* AF_INET or AF_INET6: the underlay's */
+	unsigned prefix;
+	char underlay[JOBNET_IFNAME_MAX];
+	char bridge[JOBNET_IFNAME_MAX];
+	char vxlan[JOBNET_IFNAME_MAX];
+	char tap[JOBNET_IFNAME_MAX];
+	char table[32]; /* the nftables tables' name (bridge and inet) */
+	size_t self;	/* this node's index in nodes */
+	size_t n_nodes;
+	struct jobnet_node *nodes;
+};
+
+/* @names and @addrs: the job's @n nodes in Slurm's order and their NodeAddr;
+ * @self: this node's index; @underlay_mtu: used when JobNetworkMtu=0.
+ * Every input is checked as hostile: -EINVAL (logged) when one is bad. */
+int jobnet_plan(const struct vmconf *conf, uint32_t job_id,
+		const char *const *names, const char *const *addrs, size_t n,
+		size_t self, unsigned underlay_mtu, struct jobnet_plan *plan);
+void jobnet_plan_free(struct jobnet_plan *plan);
+
+/* "02:xx:..." of node @i's guest into @buf (18 bytes). */
+void jobnet_mac_string(const struct jobnet_plan *plan, size_t i, char *buf);
+/* "A.B.C.D" of node @i's guest into @buf (16 bytes). */
+void jobnet_ip_string(const struct jobnet_plan *plan, size_t i, char *buf);
+
+/* The documents, malloc'd (NULL: out of memory): `bridge -batch` lines for
+ * every peer, the nft script of the job's tables, the cloud-init
+ * network-config v2 of this node's guest and the /etc/hosts lines of the
+ * job's guests. */
+char *jobnet_fdb_batch(const struct jobnet_plan *plan);
+char *jobnet_nft_script(const struct jobnet_plan *plan);
+char *jobnet_network_config(const struct jobnet_plan *plan);
+char *jobnet_hosts(const struct jobnet_plan *plan);
+
+/* The underlay's MTU, or -ENODEV (a node fault, logged naming it). */
+int jobnet_underlay_mtu(const char *ifname);
+/* Creates the bridge, the VXLAN device, its forwarding entries and the
+ * nftables tables, each journaled in @state_fd before it is made. Fails
+ * with the reason logged; what was made stays journaled for jobnet_undo(). */
+int jobnet_setup(const struct jobnet_plan *plan, int state_fd);
+/* Undoes one journal record (NETLINK, NFT); 1 when @verb is not ours.
+ * Something already gone is success. */
+int jobnet_undo(const char *verb, char *const *args, size_t n_args);
