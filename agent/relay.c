@@ -36,10 +36,10 @@
 #define MAX_CLIENT_SESSIONS 16
 /* Tasks running in the guest at once: a session lives no longer than its
  * task connection, whatever the guest does, and no more than this many. */
-#define MAX_SESSIONS	    512
-#define SESSION_BUCKETS	    256 /* power of two; ids are sequential */
-#define MAX_GROUPS	    PROTO_MAX_GROUPS
-#define CHANNEL_HIGH_WATER  (4u * 1024 * 1024)
+#define MAX_SESSIONS	   512
+#define SESSION_BUCKETS	   256 /* power of two; ids are sequential */
+#define MAX_GROUPS	   PROTO_MAX_GROUPS
+#define CHANNEL_HIGH_WATER (4u * 1024 * 1024)
 /* A well-behaved agent never has more than a window per stream in flight
  * towards one session; what goes beyond is the guest ignoring credits. */
 #define CLIENT_OUT_LIMIT (PROTO_STREAMS * PROTO_WINDOW + 256u * 1024)
