@@ -11,7 +11,7 @@
 #   guest_cluster_start BOOT-TIMEOUT [Key=Value...]
 #                       the test users, a cluster with libvirtd, the vm.conf
 #                       settings given, and the guest as image "testguest"
-#   guest_node_up       ok/fail: the node is still in service
+#   guest_node_up [WHAT]  ok/fail: the node is still in service (after WHAT)
 #   guest_nothing_left JOBID [NODE]  ok/fail: no domain, qemu, overlay,
 #                       relay or state directory of the job's guest remains
 #                       (on NODE of a `harness_start N` cluster)
@@ -31,14 +31,14 @@ guest_cluster_start() {
 }
 
 guest_node_up() {
-	local s
+	local s label=${1:+$1: }
 	s=$(sinfo -h -N -o %t | head -1)
 	# plnd: backfill planned the node for a job that waited on it (Slurm
 	# 22.05 keeps the flag until its next cycle); in service all the same.
 	case "$s" in
-	idle | mix | alloc | plnd) ok "node $s" ;;
+	idle | mix | alloc | plnd) ok "${label}node $s" ;;
 	*)
-		fail "node $s"
+		fail "${label}node $s"
 		sinfo -N -R
 		;;
 	esac

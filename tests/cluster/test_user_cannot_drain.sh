@@ -32,20 +32,14 @@ drain_wait_end() {
 		"squeue -h -j $1 -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY'"
 }
 
-# drain_check_node CASE: the node is still in service after CASE.
+# drain_check_node CASE: the node is still in service after CASE; if not,
+# it is resumed, since the next case needs it.
 drain_check_node() {
-	local s
-	s=$(sinfo -h -N -o %t | head -1)
-	case "$s" in
-	idle | mix | alloc | plnd) ok "$1: node stays $s" ;;
-	*)
-		fail "$1: node $s"
-		sinfo -N -R
-		# The next case needs a node in service.
+	local before=$failures
+	guest_node_up "$1"
+	[ "$failures" = "$before" ] ||
 		scontrol update nodename="$(sinfo -h -N -o %N | head -1)" \
 			state=resume >/dev/null 2>&1 || true
-		;;
-	esac
 }
 
 DRAIN_CASES=()
