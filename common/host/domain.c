@@ -449,6 +449,19 @@ static void write_hostdev(struct xw *x, const struct plan *plan, size_t d,
 	}
 }
 
+static void write_interface(struct xw *x, const struct domain_params *p)
+{
+	if (!p->net_bridge)
+		return;
+	start(x, "interface");
+	attr(x, "type", "bridge");
+	empty(x, "mac", "address", p->net_mac, NULL);
+	empty(x, "source", "bridge", p->net_bridge, NULL);
+	empty(x, "target", "dev", p->net_tap, NULL);
+	empty(x, "model", "type", "virtio", NULL);
+	end(x);
+}
+
 static void write_devices(struct xw *x, const struct plan *plan,
 			  const struct domain_params *p)
 {
@@ -459,6 +472,7 @@ static void write_devices(struct xw *x, const struct plan *plan,
 	write_buses(x, plan);
 	for (size_t d = 0; d < plan->n_devices; d++)
 		write_hostdev(x, plan, d, p);
+	write_interface(x, p);
 	write_console(x, p);
 	/* nothing the job did not ask for: no USB, no balloon */
 	empty(x, "controller", "type", "usb", "model", "none", NULL);
@@ -538,6 +552,15 @@ static int check_params(const struct plan *plan, const struct domain_params *p)
 	if (p->domain_type && strcmp(p->domain_type, "kvm") != 0 &&
 	    strcmp(p->domain_type, "qemu") != 0) {
 		log_error("DomainType=%s: use kvm or qemu", p->domain_type);
+		return -EINVAL;
+	}
+	/* All three or none; names as the kernel takes them. */
+	if ((p->net_bridge || p->net_tap || p->net_mac) &&
+	    (!p->net_bridge || !str_is_safe_name(p->net_bridge, 15) ||
+	     !p->net_tap || !str_is_safe_name(p->net_tap, 15) || !p->net_mac ||
+	     strlen(p->net_mac) != 17)) {
+		log_error("domain %s: the job network's NIC is incomplete",
+			  p->name);
 		return -EINVAL;
 	}
 	return 0;

@@ -81,6 +81,13 @@ struct domain_params {
 	enum device_binding binding;
 	enum device_attach attach;
 	const char *machine; /* NULL: "q35" */
+
+	/* the job network (JobNetwork=vxlan): a virtio NIC with this MAC on
+	 * the job's bridge, its tap named @net_tap (the name the job's
+	 * nftables rules match); all NULL: no NIC */
+	const char *net_bridge;
+	const char *net_tap;
+	const char *net_mac;
 };
 
 /* Fills the vm.conf-derived fields of @p (type, mode, emulator, binding,

@@ -145,6 +145,22 @@ static void write_ssh_keys(FILE *f, const char *keys)
 	}
 }
 
+/* The job's node names, appended so the image's own entries stay. */
+static void write_hosts(FILE *f, const char *hosts)
+{
+	if (!hosts)
+		return;
+	fputs("write_files:\n  - path: /etc/hosts\n    append: true\n"
+	      "    content: |\n",
+	      f);
+	while (*hosts) {
+		size_t n = strcspn(hosts, "\n");
+
+		fprintf(f, "      %.*s\n", (int)n, hosts);
+		hosts += n + (hosts[n] == '\n');
+	}
+}
+
 int seed_user_data(const struct seed_params *p, char **out)
 {
 	const struct user_info *u = p->user;
@@ -198,10 +214,11 @@ int seed_user_data(const struct seed_params *p, char **out)
 	fputs("\n    lock_passwd: true\n", f);
 	write_ssh_keys(f, p->ssh_keys);
 	fputs("ssh_pwauth: false\n", f);
+	write_hosts(f, p->hosts);
 	return close_memstream(f, out);
 }
 
-int seed_network_config(char **out)
+int seed_network_config(const struct seed_params *p, char **out)
 {
 	static const char doc[] =
 		"# slurm-vm: DHCP on a virtio NIC when the domain has one;\n"
@@ -214,7 +231,7 @@ int seed_network_config(char **out)
 		"    dhcp4: true\n"
 		"    optional: true\n";
 
-	*out = strdup(doc);
+	*out = strdup(p->network_config ?: doc);
 	return *out ? 0 : -ENOMEM;
 }
 
@@ -273,7 +290,7 @@ int seed_build(const struct seed_params *p, const char *dir_path,
 	if (r == 0)
 		r = seed_user_data(p, &user);
 	if (r == 0)
-		r = seed_network_config(&net);
+		r = seed_network_config(p, &net);
 	if (r < 0)
 		return r;
 	dirfd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

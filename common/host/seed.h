@@ -32,12 +32,17 @@ struct seed_params {
 	const struct user_info *user;
 	const char *ssh_keys; /* authorized_keys text or NULL */
 	const char *agent;    /* static agent put on the seed, or NULL */
+	/* the job network (JobNetwork=vxlan, jobnet.h): the guest's
+	 * network-config v2 (NULL: DHCP on a virtio NIC, optional) and the
+	 * lines appended to its /etc/hosts (NULL: none) */
+	const char *network_config;
+	const char *hosts;
 };
 
 /* The three documents, malloc'd. */
 int seed_meta_data(const struct seed_params *p, char **out);
 int seed_user_data(const struct seed_params *p, char **out);
-int seed_network_config(char **out);
+int seed_network_config(const struct seed_params *p, char **out);
 
 /* The user's ~/.ssh/authorized_keys, read as the user (user_read_file):
  * NULL in *@keys when there is none. A file that cannot be read is a

@@ -427,6 +427,35 @@ static void test_path_encoding(void **state)
 	assert_null(xml);
 }
 
+/* JobNetwork=vxlan: the guest's NIC on the job's bridge, its tap named as
+ * the job's nftables rules expect; none without it. */
+static void test_job_network(void **state)
+{
+	struct ctx *c = *state;
+	struct domain_params p;
+	char *xml = NULL;
+
+	base_params(&p);
+	build(c, &p);
+	assert_xpath(c, "count(/domain/devices/interface)", "0");
+	p.net_bridge = "svmb2a";
+	p.net_tap = "svmt2a";
+	p.net_mac = "02:53:00:00:00:02";
+	build(c, &p);
+	assert_xpath(c, "count(/domain/devices/interface)", "1");
+	assert_xpath(c, "/domain/devices/interface/@type", "bridge");
+	assert_xpath(c, "/domain/devices/interface/source/@bridge", "svmb2a");
+	assert_xpath(c, "/domain/devices/interface/target/@dev", "svmt2a");
+	assert_xpath(c, "/domain/devices/interface/mac/@address",
+		     "02:53:00:00:00:02");
+	assert_xpath(c, "/domain/devices/interface/model/@type", "virtio");
+	p.net_tap = NULL;
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	p.net_tap = "../x";
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	assert_null(xml);
+}
+
 static void test_bad_params(void **state)
 {
 	struct ctx *c = *state;
@@ -490,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_uefi),
 		cmocka_unit_test(test_backing_chain),
 		cmocka_unit_test(test_path_encoding),
+		cmocka_unit_test(test_job_network),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_hugepages),
 	};

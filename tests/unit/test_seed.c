@@ -189,6 +189,42 @@ static void test_cloud_init_schema(void **state)
 	free(bad);
 }
 
+/* JobNetwork=vxlan: the guest gets the job's network-config instead of
+ * the DHCP default, and the job's node names appended to /etc/hosts. */
+static void test_job_network(void **state)
+{
+	struct seed_params p = params();
+	char *doc, *path;
+
+	assert_int_equal(seed_network_config(&p, &doc), 0);
+	assert_non_null(strstr(doc, "dhcp4: true"));
+	free(doc);
+	assert_int_equal(seed_user_data(&p, &doc), 0);
+	assert_null(strstr(doc, "write_files"));
+	free(doc);
+	p.network_config = "version: 2\n";
+	p.hosts = "10.0.0.1 n1\n10.0.0.2 n2\n";
+	assert_int_equal(seed_network_config(&p, &doc), 0);
+	assert_string_equal(doc, "version: 2\n");
+	free(doc);
+	assert_int_equal(seed_user_data(&p, &doc), 0);
+	path = write_tmp("user-data-net", doc);
+	if (access("/usr/bin/cloud-init", X_OK) == 0)
+		assert_int_equal(
+			run("/usr/bin/cloud-init schema -c %s >/dev/null 2>&1",
+			    path),
+			0);
+	assert_int_equal(
+		run("/usr/bin/python3 -c 'import sys, yaml; "
+		    "w = yaml.safe_load(open(sys.argv[1]))[\"write_files\"][0]; "
+		    "assert w == {\"path\": \"/etc/hosts\", \"append\": True, "
+		    "\"content\": \"10.0.0.1 n1\\n10.0.0.2 n2\\n\"}, w' %s",
+		    path),
+		0);
+	free(doc);
+	free(path);
+}
+
 static void test_iso(void **state)
 {
 	struct seed_params p = params();
@@ -367,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_user_data),
 		cmocka_unit_test(test_bad_names_refused),
 		cmocka_unit_test(test_cloud_init_schema),
+		cmocka_unit_test(test_job_network),
 		cmocka_unit_test(test_iso),
 		cmocka_unit_test(test_read_file_as_user),
 		cmocka_unit_test(test_teardown_seed_and_detach),
