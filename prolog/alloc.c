@@ -16,15 +16,15 @@
 
 #define ALLOC_TRIES 5 /* 1+2+4+8 s of waiting at most */
 
-static const char *const gres_names[ALLOC_GRES_NAMES] = {"gpu", "ibvf"};
+static const char *const gres_names[ALLOC_GRES_NAMES] = { "gpu", "ibvf" };
 
-static int load_job_retrying(uint32_t job_id, job_info_msg_t **msg)
+int alloc_slurm_retrying(uint32_t job_id, int (*load)(void *), void *arg)
 {
 	unsigned delay = 1;
 
 	for (int attempt = 1;; attempt++) {
-		if (slurm_load_job(msg, job_id, SHOW_DETAIL) == SLURM_SUCCESS)
-			break;
+		if (load(arg) == SLURM_SUCCESS)
+			return 0;
 		if (attempt == ALLOC_TRIES) {
 			log_error("job %u: slurmctld did not answer after %d "
 				  "tries (%s)",
@@ -38,6 +38,27 @@ static int load_job_retrying(uint32_t job_id, job_info_msg_t **msg)
 		sleep(delay);
 		delay *= 2;
 	}
+}
+
+struct load_job {
+	uint32_t job_id;
+	job_info_msg_t **msg;
+};
+
+static int load_job(void *arg)
+{
+	struct load_job *l = arg;
+
+	return slurm_load_job(l->msg, l->job_id, SHOW_DETAIL);
+}
+
+static int load_job_retrying(uint32_t job_id, job_info_msg_t **msg)
+{
+	struct load_job l = { job_id, msg };
+	int r = alloc_slurm_retrying(job_id, load_job, &l);
+
+	if (r < 0)
+		return r;
 	if ((*msg)->record_count != 1) {
 		slurm_free_job_info_msg(*msg);
 		return -ENOENT;
@@ -123,7 +144,7 @@ int alloc_load(uint32_t job_id, const char *node, struct job_alloc *a)
 static int alloc_take_group(struct job_alloc *a, const struct vmconf *conf,
 			    int group, const char *file)
 {
-	struct device_list list = {0};
+	struct device_list list = { 0 };
 	struct pci_device *nv;
 	int r = devices_read_group(conf->sysfs_root, group, &list);
 
@@ -169,8 +190,8 @@ static int alloc_gres_files(const struct job_alloc *a,
 			    char ***indexed)
 {
 	_cleanup_strv_free_ char **files = NULL;
-	struct device_list list = {0};
-	struct gres_lines lines = {0};
+	struct device_list list = { 0 };
+	struct gres_lines lines = { 0 };
 	int r;
 
 	if (strcmp(g->name, "ibvf") != 0 || !conf->ibvf_autodetect) {

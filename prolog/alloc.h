@@ -36,6 +36,10 @@ struct job_alloc {
 	size_t n_requests;
 };
 
+/* Calls @load(@arg) until it returns SLURM_SUCCESS, waiting 1, 2, 4, 8 s
+ * between tries: -EAGAIN (logged) when slurmctld never answered, a job
+ * fault. */
+int alloc_slurm_retrying(uint32_t job_id, int (*load)(void *), void *arg);
 /* Loads the job from slurmctld, retrying a slow controller boundedly.
  * -EAGAIN when it never answered (a job fault: never drain for that). */
 int alloc_load(uint32_t job_id, const char *node, struct job_alloc *a);

@@ -260,6 +260,7 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 	_cleanup_free_ char *dir = state_file(p, SEED_STATE_NAME);
 	_cleanup_free_ char *keys = NULL;
 	_cleanup_free_ char *agent = NULL;
+	_cleanup_free_ char *net = NULL, *hosts = NULL;
 	struct user_info user;
 	struct stat st;
 	int r;
@@ -296,6 +297,9 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 			free(TAKE_PTR(agent));
 		}
 	}
+	if (p->has_net && (!(net = jobnet_network_config(&p->net)) ||
+			   !(hosts = jobnet_hosts(&p->net))))
+		goto fail;
 	struct seed_params sp = {
 		.job_id = p->req.job_id,
 		.restart = p->req.restart_count,
@@ -303,6 +307,8 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 		.user = &user,
 		.ssh_keys = keys,
 		.agent = agent,
+		.network_config = net,
+		.hosts = hosts,
 	};
 	if (journal_step(p, "SEED", SEED_STATE_NAME) < 0)
 		goto fail;
@@ -341,6 +347,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	struct domain_layer backing[IMAGE_CHAIN_MAX];
 	struct domain_params dp = { 0 };
 	struct hypervisor *hv = NULL;
+	char mac[18];
 	enum prolog_result res = PROLOG_JOB_FAULT;
 
 	snprintf(name, sizeof(name), DOMAIN_NAME_PREFIX "%s", p->state_name);
@@ -369,6 +376,12 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	dp.seed = seed;
 	dp.console_log = console;
 	dp.channel_socket = channel;
+	if (p->has_net) {
+		jobnet_mac_string(&p->net, p->net.self, mac);
+		dp.net_bridge = p->net.bridge;
+		dp.net_tap = p->net.tap;
+		dp.net_mac = mac;
+	}
 	domain_params_from_conf(&dp, &p->conf);
 	if (domain_xml_build(&p->plan, &dp, &xml) < 0) {
 		log_error("job %u: cannot build the domain XML", p->req.job_id);

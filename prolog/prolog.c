@@ -479,6 +479,8 @@ static enum prolog_result prolog_run(struct prolog *p)
 		return res;
 	}
 	res = prolog_phase(p, "reclaim", prolog_free_devices, res);
+	if (p->conf.job_network == JOB_NETWORK_VXLAN)
+		res = prolog_phase(p, "network", prolog_network, res);
 	res = prolog_phase(p, "boot", prolog_boot, res);
 	if (res == PROLOG_JOB_FAULT && p->state_fd >= 0 && !p->reason_recorded)
 		/* Every refusal above names the job already. */
@@ -492,6 +494,8 @@ static void prolog_free(struct prolog *p)
 		close(p->state_fd);
 	free(p->state_path);
 	plan_free(&p->plan);
+	if (p->has_net)
+		jobnet_plan_free(&p->net);
 	topology_free(p->topo);
 	alloc_free(&p->alloc);
 	image_chain_free(&p->chain);

@@ -3,6 +3,7 @@
 /* State of one prolog run, shared by its phases. */
 #include "alloc.h"
 #include "image.h"
+#include "jobnet.h"
 #include "placement.h"
 #include "reclaim.h"
 #include "request.h"
@@ -24,6 +25,8 @@ struct prolog {
 	struct job_alloc alloc;
 	struct topology *topo;
 	struct plan plan;
+	struct jobnet_plan net; /* JobNetwork=vxlan: valid when has_net */
+	bool has_net;
 
 	char state_name[64]; /* job-<id>.<restart> */
 	char *state_path;
@@ -42,6 +45,13 @@ void prolog_record_reason(struct prolog *p, const char *fmt, ...)
  * its group is held by nobody. A failure is the node's. */
 enum prolog_result prolog_bind_devices(struct prolog *p);
 
-/* Overlay, seed, devices, domain, relay, then wait for the agent; every host change
- * journaled first. A job fault leaves the reason in the state directory. */
+/* JobNetwork=vxlan: the job's nodes and their NodeAddr from slurmctld,
+ * then the job's bridge, VXLAN and filters here (journaled). slurmctld not
+ * answering or a node list that cannot be planned is the job's fault, the
+ * underlay or the setup failing the node's. */
+enum prolog_result prolog_network(struct prolog *p);
+
+/* Overlay, seed, devices, domain, relay, then wait for the agent; every host
+ * change journaled first. A job fault leaves the reason in the state directory.
+ */
 enum prolog_result prolog_boot(struct prolog *p);

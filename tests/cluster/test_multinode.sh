@@ -5,7 +5,10 @@
 # own libvirtd. srun -N2 reaches both; one `sbatch -N2 --vm-image=testguest`
 # job boots one guest per node, each by that node's own libvirtd, and its
 # two tasks run inside the two guests; afterwards nothing of the job is left
-# on either node. (The harness's teardown of namespaces, links, mounts and
+# on either node. With JobNetwork=vxlan the guests meet on the job's private
+# network: each node has the job's bridge, VXLAN and tap, the guest on n1
+# reaches the guest on n2 by its node name, and afterwards neither node
+# keeps a link or nftables table of the job. (The harness's teardown of namespaces, links, mounts and
 # daemons is checked by hand, see the harness's header.)
 # cluster-timeout: 420
 set -uo pipefail
@@ -17,7 +20,7 @@ failures=0
 ns_of() { readlink "/proc/$1/ns/$2" 2>/dev/null; }
 
 # TCG: two guests boot at once on this machine's two cores.
-HARNESS_NODE_COUNT=2 guest_cluster_start 180
+HARNESS_NODE_COUNT=2 guest_cluster_start 180 JobNetwork=vxlan JobNetworkUnderlay=eth0
 
 # 1. Both nodes answer srun, each with its own hostname.
 out=$(timeout 60 srun -N2 hostname 2>&1 | sort | tr '\n' ' ')
@@ -45,6 +48,10 @@ guest_cmdline=$(cat "$HARNESS_REPO/tests/guest/cache/cmdline")
 cat >"$HARNESS_WORK/svmtest/job.sh" <<'EOS'
 #!/bin/bash
 srun -N2 -n2 --ntasks-per-node=1 sh -c 'echo "task $SLURM_PROCID on $SLURMD_NODENAME: kernel $(uname -r) cmdline $(cat /proc/cmdline)"'
+# The job network: n2's guest listens, n1's guest sends to it by name.
+srun -N1 -n1 -w n2 sh -c 'echo "net: n2 is $(hostname -i)"; timeout 90 nc -l -p 7777 | sed "s/^/net: n2 got /"' &
+srun -N1 -n1 -w n1 sh -c 'echo "net: n1 is $(hostname -i)"; for i in 1 2 3 4 5 6 7 8 9 10; do echo "hello from n1" | nc -w 5 n2 7777 && exit 0; sleep 2; done; echo "net: n1 cannot reach n2"'
+wait
 sleep 30
 EOS
 chmod 0755 "$HARNESS_WORK/svmtest/job.sh"
@@ -79,6 +86,25 @@ done
 [ "${#qemu_pids[@]}" = 2 ] &&
 	echo "    qemu cgroups: $(grep -h cpuset "/proc/${qemu_pids[0]}/cgroup" "/proc/${qemu_pids[1]}/cgroup" 2>/dev/null | tr '\n' ' ')"
 
+# The job network on each node: its bridge, VXLAN, the guest's tap on the
+# bridge, and the job's nftables tables naming that tap.
+hex=$(printf %08x "$job")
+for node in n1 n2; do
+	# Captured first: grep -q stops reading early, and with pipefail the
+	# writer's SIGPIPE would fail the check.
+	links=$(harness_node_exec "$node" ip -d -o link 2>&1)
+	ports=$(harness_node_exec "$node" ip -o link show master "svmb$hex" 2>&1)
+	table=$(harness_node_exec "$node" nft list table bridge "svm_job_$job" 2>&1)
+	if grep -q "^[0-9]*: svmb$hex: .* bridge " <<<"$links" &&
+		grep -q "^[0-9]*: svmx$hex: .* vxlan id " <<<"$links" &&
+		grep -q ": svmt$hex[:@]" <<<"$ports" &&
+		grep -q "svmt$hex" <<<"$table"; then
+		ok "$node: job network up: bridge svmb$hex, vxlan svmx$hex, tap svmt$hex on the bridge, nft table svm_job_$job naming it"
+	else
+		fail "$node: job network incomplete: $(grep svm <<<"$links" | cut -c1-160 | tr '\n' ' '); table: $(head -c 300 <<<"$table")"
+	fi
+done
+
 guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
 for node in n1 n2; do
 	l=$(grep "^task [01] on $node: " "$HARNESS_WORK/svmtest/job.out" 2>/dev/null)
@@ -96,8 +122,15 @@ state=$(sacct -n -X -j "$job" -o State 2>/dev/null | tr -d ' ')
 [ -z "$state" ] && state=$(scontrol -o show job "$job" | grep -o 'JobState=[A-Z]*')
 [ "$state" = COMPLETED ] || [ "$state" = JobState=COMPLETED ] &&
 	ok "job $job COMPLETED" || fail "job $job: $state"
+grep -q "^net: n2 got hello from n1$" "$HARNESS_WORK/svmtest/job.out" 2>/dev/null &&
+	ok "n1's guest reached n2's guest by its node name over the job network" ||
+	fail "no TCP exchange between the guests: $(grep '^net:' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | tr '\n' ' ')"
 for node in n1 n2; do
 	guest_nothing_left "$job" "$node"
+	left=$(harness_node_exec "$node" ip -o link 2>&1 | grep -o ' svm[^:@]*' | tr '\n' ' ')
+	left+=$(harness_node_exec "$node" nft list tables 2>&1 | grep -o 'svm_job_.*' | tr '\n' ' ')
+	[ -z "$left" ] && ok "$node: no link or nftables table of the job left" ||
+		fail "$node: left after the job: $left"
 done
 for qpid in "${qemu_pids[@]}"; do
 	[ ! -d "/proc/$qpid" ] || fail "qemu pid $qpid still runs"

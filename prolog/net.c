@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The prolog's network phase (JobNetwork=vxlan): the job's nodes in
+ * Slurm's order with their NodeAddr, this node's place among them, then
+ * the job's bridge, VXLAN and filters on this node (common/net/jobnet.h).
+ */
+#include "config.h"
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "jobnet.h"
+#include "log.h"
+#include "prolog.h"
+
+struct job_nodes {
+	char **names;
+	const char **addrs; /* into msg */
+	size_t n;
+	node_info_msg_t *msg;
+};
+
+static void job_nodes_free(struct job_nodes *jn)
+{
+	for (size_t i = 0; i < jn->n; i++)
+		free(jn->names[i]);
+	free(jn->names);
+	free(jn->addrs);
+	if (jn->msg)
+		slurm_free_node_info_msg(jn->msg);
+}
+
+static int load_nodes(void *arg)
+{
+	return slurm_load_node(0, arg, SHOW_ALL);
+}
+
+/* @list expanded in Slurm's order, each with its NodeAddr. */
+static int job_nodes_load(uint32_t job_id, const char *list,
+			  struct job_nodes *jn)
+{
+	hostlist_t hl = slurm_hostlist_create(list);
+	char *h;
+	int r = 0;
+
+	if (!hl)
+		return -EINVAL;
+	while ((h = slurm_hostlist_shift(hl))) {
+		char **nv =
+			jn->n < JOBNET_MAX_NODES
+				? realloc(jn->names, (jn->n + 1) * sizeof(*nv))
+				: NULL;
+
+		if (!nv) {
+			free(h);
+			r = jn->n < JOBNET_MAX_NODES ? -ENOMEM : -E2BIG;
+			break;
+		}
+		jn->names = nv;
+		jn->names[jn->n++] = h;
+	}
+	slurm_hostlist_destroy(hl);
+	if (r < 0)
+		return r;
+	r = alloc_slurm_retrying(job_id, load_nodes, &jn->msg);
+	if (r < 0)
+		return r;
+	jn->addrs = calloc(jn->n ? jn->n : 1, sizeof(*jn->addrs));
+	if (!jn->addrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < jn->n; i++) {
+		for (uint32_t k = 0; k < jn->msg->record_count; k++) {
+			const node_info_t *ni = &jn->msg->node_array[k];
+
+			if (ni->name && strcmp(ni->name, jn->names[i]) == 0)
+				jn->addrs[i] = ni->node_addr ?: ni->name;
+		}
+		if (!jn->addrs[i]) {
+			log_error("job %u: slurmctld knows no node %s", job_id,
+				  jn->names[i]);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+enum prolog_result prolog_network(struct prolog *p)
+{
+	/* Slurm 22.05 sets SLURM_NODELIST for the Prolog, later ones also
+	 * SLURM_JOB_NODELIST. */
+	const char *list =
+		getenv("SLURM_JOB_NODELIST") ?: getenv("SLURM_NODELIST");
+	struct job_nodes jn = { 0 };
+	enum prolog_result res = PROLOG_JOB_FAULT;
+	uint32_t job = p->req.job_id;
+	size_t self;
+	int mtu, r;
+
+	if (p->conf.job_network != JOB_NETWORK_VXLAN)
+		return PROLOG_OK;
+	if (!list) {
+		log_error("job %u: SLURM_NODELIST is not set: is this a Slurm "
+			  "Prolog?",
+			  job);
+		return PROLOG_NODE_FAULT;
+	}
+	r = job_nodes_load(job, list, &jn);
+	if (r < 0) {
+		log_error("job %u: refused: cannot learn its nodes' addresses "
+			  "for the job network",
+			  job);
+		goto out;
+	}
+	for (self = 0; self < jn.n; self++)
+		if (strcmp(jn.names[self], p->alloc.node) == 0)
+			break;
+	if (self == jn.n) {
+		log_error("job %u: refused: node %s is not in its node list %s",
+			  job, p->alloc.node, list);
+		goto out;
+	}
+	/* A missing underlay is this node's fault, named by jobnet. */
+	mtu = jobnet_underlay_mtu(p->conf.jobnet_underlay);
+	if (mtu < 0) {
+		res = PROLOG_NODE_FAULT;
+		goto out;
+	}
+	if (jobnet_plan(&p->conf, job, (const char *const *)jn.names, jn.addrs,
+			jn.n, self, mtu, &p->net) < 0) {
+		log_error("job %u: refused: no job network can be planned for "
+			  "its nodes",
+			  job);
+		goto out;
+	}
+	p->has_net = true;
+	log_info("job %u: job network VNI %u on %s: bridge %s, vxlan %s, tap "
+		 "%s, node %zu of %zu",
+		 job, p->net.vni, p->net.underlay, p->net.bridge, p->net.vxlan,
+		 p->net.tap, self, jn.n);
+	res = jobnet_setup(&p->net, p->state_fd) < 0 ? PROLOG_NODE_FAULT
+						     : PROLOG_OK;
+out:
+	job_nodes_free(&jn);
+	return res;
+}
