@@ -52,6 +52,8 @@ srun -N2 -n2 --ntasks-per-node=1 sh -c 'echo "task $SLURM_PROCID on $SLURMD_NODE
 srun -N1 -n1 -w n2 sh -c 'echo "net: n2 is $(hostname -i)"; timeout 90 nc -l -p 7777 | sed "s/^/net: n2 got /"' &
 srun -N1 -n1 -w n1 sh -c 'echo "net: n1 is $(hostname -i)"; for i in 1 2 3 4 5 6 7 8 9 10; do echo "hello from n1" | nc -w 5 n2 7777 && exit 0; sleep 2; done; echo "net: n1 cannot reach n2"'
 wait
+# MPICH ch4:ucx across the two guests over the job network.
+UCX_TLS=tcp,self UCX_NET_DEVICES=job0 timeout 120 srun --mpi=pmi2 -N2 -n2 --ntasks-per-node=1 svm-mpi-allreduce 2>&1 | sed 's/^/mpi-out: /'
 sleep 30
 EOS
 chmod 0755 "$HARNESS_WORK/svmtest/job.sh"
@@ -125,6 +127,9 @@ state=$(sacct -n -X -j "$job" -o State 2>/dev/null | tr -d ' ')
 grep -q "^net: n2 got hello from n1$" "$HARNESS_WORK/svmtest/job.out" 2>/dev/null &&
 	ok "n1's guest reached n2's guest by its node name over the job network" ||
 	fail "no TCP exchange between the guests: $(grep '^net:' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | tr '\n' ' ')"
+mpi=$(grep -c '^mpi-out: mpi: rank [01] of 2 on n[12]: allreduce sum of ranks 1, expected 1: ok$' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null)
+[ "$mpi" = 2 ] && ok "srun --mpi=pmi2 -N2 -n2: MPI_Allreduce right on both guests" ||
+	fail "MPI across the guests: $(grep '^mpi-out:' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | head -5 | tr '\n' ' ')"
 for node in n1 n2; do
 	guest_nothing_left "$job" "$node"
 	left=$(harness_node_exec "$node" ip -o link 2>&1 | grep -o ' svm[^:@]*' | tr '\n' ' ')
