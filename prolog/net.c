@@ -44,26 +44,25 @@ static int job_nodes_load(uint32_t job_id, const char *list,
 			  struct job_nodes *jn)
 {
 	hostlist_t hl = slurm_hostlist_create(list);
+	int count = hl ? slurm_hostlist_count(hl) : -1;
 	char *h;
-	int r = 0;
+	int r;
 
-	if (!hl)
-		return -EINVAL;
-	while ((h = slurm_hostlist_shift(hl))) {
-		char **nv =
-			jn->n < JOBNET_MAX_NODES
-				? realloc(jn->names, (jn->n + 1) * sizeof(*nv))
-				: NULL;
-
-		if (!nv) {
-			free(h);
-			r = jn->n < JOBNET_MAX_NODES ? -ENOMEM : -E2BIG;
-			break;
-		}
-		jn->names = nv;
-		jn->names[jn->n++] = h;
+	if (count <= 0 || count > JOBNET_MAX_NODES) {
+		r = count <= 0 ? -EINVAL : -E2BIG;
+		goto out;
 	}
-	slurm_hostlist_destroy(hl);
+	jn->names = calloc(count, sizeof(*jn->names));
+	if (!jn->names) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while (jn->n < (size_t)count && (h = slurm_hostlist_shift(hl)))
+		jn->names[jn->n++] = h;
+	r = 0;
+out:
+	if (hl)
+		slurm_hostlist_destroy(hl);
 	if (r < 0)
 		return r;
 	r = alloc_slurm_retrying(job_id, load_nodes, &jn->msg);
