@@ -30,14 +30,17 @@ expected() {
 	done | sort
 }
 
-# IDX list of NAME in a running job's `scontrol show job -d`.
+# IDX list of NAME in a running job's `scontrol show job -d` (empty if none:
+# the caller says so, set -e must not end the test silently).
 job_idx() {
-	scontrol show job -d "$1" | grep -o "$2:[0-9]*(IDX:[^)]*)" | sed 's/.*IDX:\([^)]*\))/\1/'
+	scontrol show job -d "$1" | grep -o "$2:[0-9]*(IDX:[^)]*)" |
+		sed 's/.*IDX:\([^)]*\))/\1/' || true
 }
 
 # PCI addresses the prolog logged for NAME of job ID.
 prolog_addrs() {
-	grep "job $1: $2 [0-9]* = PCI " "$HARNESS_VM_LOG" | sed 's/.* = PCI \([^ ]*\) .*/\1/' | sort
+	grep "job $1: $2 [0-9]* = PCI " "$HARNESS_VM_LOG" |
+		sed 's/.* = PCI \([^ ]*\) .*/\1/' | sort || true
 }
 
 submit_running() { # submit_running GRES -> job id, once running
@@ -49,6 +52,10 @@ submit_running() { # submit_running GRES -> job id, once running
 		squeue -j "$id" -o '%i %T %r'
 		return 1
 	}
+	# RUNNING comes before the prolog is through (PrologFlags=Alloc runs
+	# it at allocation): the oracle needs its device lines.
+	harness_wait 120 "prolog of job $id" \
+		grep -q "job $id: prolog done" "$HARNESS_VM_LOG" || return 1
 	echo "$id"
 }
 
