@@ -10,7 +10,8 @@ AGENT_SOURCES = agent/agent.c agent/spawn.c agent/spawn.h \
 	agent/util.c agent/util.h
 sbin_PROGRAMS += agent/slurm-vm-agent
 agent_slurm_vm_agent_SOURCES = $(AGENT_SOURCES) \
-	common/core/log.c common/core/strutil.c common/core/proto.c
+	common/core/log.c common/core/strutil.c common/core/proto.c \
+	common/core/netenv.c
 agent_slurm_vm_agent_CFLAGS = -std=gnu11 $(WARN_CFLAGS) -fstack-protector-strong
 agent_slurm_vm_agent_LDFLAGS = -all-static
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "netenv.h"
 #include "spawn.h"
 
 static void child_report(int fd, int stage, int err)
@@ -358,21 +359,27 @@ static bool consumed_var(const char *entry)
 	       strncmp(entry, "SLURM_RLIMIT_", 13) == 0;
 }
 
-/* The task's environment, with PMI_FD=3 when it gets a PMI socket and
- * room for child_tmpdir() to add TMPDIR. */
-static char **task_env(const struct proto_exec *m)
+/* The task's environment, with PMI_FD=3 when it gets a PMI socket, the job
+ * network's defaults for MPI (netenv.h: only the guest knows its interface
+ * and InfiniBand names; @net holds them) and room for child_tmpdir() to add
+ * TMPDIR. */
+static char **task_env(const struct proto_exec *m, char **net)
 {
 	size_t n = 0, j = 0;
 	char **env;
 
+	if (netenv_defaults("/sys", m->env, net) < 0)
+		return NULL;
 	while (m->env[n])
 		n++;
-	env = calloc(n + 3, sizeof(char *));
+	env = calloc(n + NETENV_MAX + 3, sizeof(char *));
 	if (!env)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		if (!consumed_var(m->env[i]))
 			env[j++] = m->env[i];
+	for (size_t i = 0; net[i]; i++)
+		env[j++] = net[i];
 	if (m->flags & PROTO_EXEC_PMI)
 		env[j++] = "PMI_FD=3";
 	env[j] = NULL;
@@ -421,7 +428,8 @@ int spawn_task(const struct proto_exec *m, struct spawned *s)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	int pmi[2] = { -1, -1 }, rep[2] = { -1, -1 }, master = -1;
-	_cleanup_free_ char **env = task_env(m);
+	_cleanup_netenv_ char *net[NETENV_MAX + 1] = { NULL };
+	_cleanup_free_ char **env = task_env(m, net);
 	int r;
 
 	if (!env)

@@ -5,6 +5,8 @@ common_core_libslurmvm_core_la_SOURCES = \
 	common/core/log.c \
 	common/core/log.h \
 	common/core/macro.h \
+	common/core/netenv.c \
+	common/core/netenv.h \
 	common/core/proto.c \
 	common/core/proto.h \
 	common/core/strutil.c \

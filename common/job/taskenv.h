@@ -35,6 +35,10 @@
  *     affinity (taskenv_affinity), for the agent, which applies and removes
  *     it; dropped if the host names it some other way.
  *   - everything else, SLURM_* and PMI_* included, passes unchanged.
+ *
+ * Not here: the job network's defaults for MPI (UCX_NET_DEVICES, ...) are
+ * added by the agent in the guest (netenv.h), which alone knows the names
+ * of its interfaces and InfiniBand devices.
  */
 #include <sched.h>
 #include <stddef.h>

@@ -31,6 +31,7 @@ include $(srcdir)/tests/unit/reclaim.mk
 include $(srcdir)/tests/unit/task.mk
 include $(srcdir)/tests/unit/deadline.mk
 include $(srcdir)/tests/unit/jobnet.mk
+include $(srcdir)/tests/unit/netenv.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that
