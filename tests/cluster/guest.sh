@@ -17,6 +17,9 @@
 #                       (on NODE of a `harness_start N` cluster)
 #   guest_leftovers JOBID [NODE]     the same as words ("domain overlay
 #                       ..."), empty when nothing remains
+#   guest_mpi_ranks_ok < OUTPUT   the ranks of svm-mpi-allreduce whose
+#                       allreduce and ring sendrecv (from the previous rank)
+#                       both printed ok, as "RANK@HOST ..." in rank order
 
 guest_cluster_start() {
 	local kv
@@ -129,4 +132,20 @@ guest_nothing_left() { # guest_nothing_left JOB [NODE]
 	else
 		fail "job $1 left${2:+ on $2}: $left"
 	fi
+}
+
+# svm-mpi-allreduce's lines (tests/guest/files/mpi_allreduce.c) on stdin:
+# "mpi: rank R of N on HOST: allreduce ...: ok" and "mpi: rank R of N on
+# HOST: sendrecv B bytes from rank R-1 mod N: ok"; prints "R@HOST " for
+# each rank with both.
+guest_mpi_ranks_ok() {
+	awk '
+	/^mpi: rank [0-9]+ of [0-9]+ on [^ ]+: allreduce .*: ok$/ {
+		h = $7; sub(/:$/, "", h); ar[$3] = h
+	}
+	/^mpi: rank [0-9]+ of [0-9]+ on [^ ]+: sendrecv [0-9]+ bytes from rank [0-9]+: ok$/ {
+		f = $13; sub(/:$/, "", f)
+		if (f == ($3 + $5 - 1) % $5) sr[$3] = 1
+	}
+	END { for (r in ar) if (r in sr) print r "@" ar[r] }' | sort -n | tr '\n' ' '
 }

@@ -5,7 +5,8 @@
 # guest's svm-pmi-check speaks the wire protocol itself (PMI-1 lines as
 # MPICH's simple PMI does, PMI-2 length-prefixed commands): every rank puts,
 # fences and checks every other rank's value. Then Debian's MPICH
-# (libmpich12, copied into the guest) runs an MPI_Allreduce over 2 ranks,
+# (libmpich12, copied into the guest) runs an MPI_Allreduce over 2 ranks
+# and a ring of MPI_Sendrecv (256 KiB each way, every byte checked),
 # and MPI_Abort in one rank ends the step as it does on bare metal (the same
 # program built for the host, run first), leaving no rank in the guest.
 # One guest boot serves every check; no environment settings are needed
@@ -72,13 +73,15 @@ t0=$(date +%s)
 out=$(step --mpi=pmi2 -n2 svm-mpi-allreduce 2>&1) || rc=$?
 secs=$(($(date +%s) - t0))
 got=$(grep -o "^mpi: rank [0-9] of 2 on $guest_host: allreduce sum of ranks 1, expected 1: ok" <<<"$out" | sort)
+ranks=$(guest_mpi_ranks_ok <<<"$out")
 if [ "$rc" = 0 ] && [ "$(wc -l <<<"$got")" = 2 ] &&
 	grep -q '^mpi: MPICH Version:' <<<"$out" &&
-	[ "$(cut -d' ' -f3 <<<"$got" | tr '\n' ' ')" = "0 1 " ]; then
-	ok "MPICH MPI_Allreduce over 2 ranks in the guest: sum 1 on both (${secs}s, TCG)"
+	[ "$(cut -d' ' -f3 <<<"$got" | tr '\n' ' ')" = "0 1 " ] &&
+	[ "$ranks" = "0@$guest_host 1@$guest_host " ]; then
+	ok "MPICH MPI_Allreduce and a ring of 256 KiB MPI_Sendrecv over 2 ranks in the guest: sum 1 and every byte right on both (${secs}s, TCG)"
 	sed 's/^/    /' <<<"$out"
 else
-	fail "MPICH allreduce: srun rc=$rc, output:"
+	fail "MPICH allreduce/sendrecv: srun rc=$rc, output:"
 	sed 's/^/    /' <<<"$out"
 fi
 
