@@ -7,7 +7,10 @@
 # two tasks run inside the two guests; afterwards nothing of the job is left
 # on either node. With JobNetwork=vxlan the guests meet on the job's private
 # network: each node has the job's bridge, VXLAN and tap, the guest on n1
-# reaches the guest on n2 by its node name, and afterwards neither node
+# reaches the guest on n2 by its node name, every task's environment names
+# the job interface for MPI (a value the user set wins), MPICH runs an
+# allreduce and a point-to-point ring across the guests with no network
+# settings, and afterwards neither node
 # keeps a link or nftables table of the job. (The harness's teardown of namespaces, links, mounts and
 # daemons is checked by hand, see the harness's header.)
 # cluster-timeout: 420
@@ -47,13 +50,17 @@ done
 guest_cmdline=$(cat "$HARNESS_REPO/tests/guest/cache/cmdline")
 cat >"$HARNESS_WORK/svmtest/job.sh" <<'EOS'
 #!/bin/bash
-srun -N2 -n2 --ntasks-per-node=1 sh -c 'echo "task $SLURM_PROCID on $SLURMD_NODENAME: kernel $(uname -r) cmdline $(cat /proc/cmdline)"'
-# The job network: n2's guest listens, n1's guest sends to it by name.
+netvars='^(UCX_NET_DEVICES|NCCL_IB_HCA|OMPI_MCA_btl_tcp_if_include|OMPI_MCA_oob_tcp_if_include|FI_TCP_IFACE|NCCL_SOCKET_IFNAME)='
+export netvars
+srun -N2 -n2 --ntasks-per-node=1 sh -c 'echo "task $SLURM_PROCID on $SLURMD_NODENAME: kernel $(uname -r) cmdline $(cat /proc/cmdline)"; echo "env on $SLURMD_NODENAME: $(env | grep -E "$netvars" | sort | tr "\n" " ")"'
+# The job network: n2's guest listens, n1's guest sends to it by name (a
+# variable the user set is theirs: it stays).
 srun -N1 -n1 -w n2 sh -c 'echo "net: n2 is $(hostname -i)"; timeout 90 nc -l -p 7777 | sed "s/^/net: n2 got /"' &
-srun -N1 -n1 -w n1 sh -c 'echo "net: n1 is $(hostname -i)"; for i in 1 2 3 4 5 6 7 8 9 10; do echo "hello from n1" | nc -w 5 n2 7777 && exit 0; sleep 2; done; echo "net: n1 cannot reach n2"'
+NCCL_SOCKET_IFNAME=mine srun -N1 -n1 -w n1 sh -c 'echo "net: n1 is $(hostname -i)"; echo "user env on n1: $(env | grep -E "$netvars" | sort | tr "\n" " ")"; for i in 1 2 3 4 5 6 7 8 9 10; do echo "hello from n1" | nc -w 5 n2 7777 && exit 0; sleep 2; done; echo "net: n1 cannot reach n2"'
 wait
-# MPICH ch4:ucx across the two guests over the job network.
-UCX_TLS=tcp,self UCX_NET_DEVICES=job0 timeout 120 srun --mpi=pmi2 -N2 -n2 --ntasks-per-node=1 svm-mpi-allreduce 2>&1 | sed 's/^/mpi-out: /'
+# MPICH ch4:ucx across the two guests over the job network, with nothing
+# set: the tasks' defaults name the job interface.
+timeout 120 srun --mpi=pmi2 -N2 -n2 --ntasks-per-node=1 svm-mpi-allreduce 2>&1 | sed 's/^/mpi-out: /'
 sleep 30
 EOS
 chmod 0755 "$HARNESS_WORK/svmtest/job.sh"
@@ -127,8 +134,9 @@ state=$(sacct -n -X -j "$job" -o State 2>/dev/null | tr -d ' ')
 grep -q "^net: n2 got hello from n1$" "$HARNESS_WORK/svmtest/job.out" 2>/dev/null &&
 	ok "n1's guest reached n2's guest by its node name over the job network" ||
 	fail "no TCP exchange between the guests: $(grep '^net:' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | tr '\n' ' ')"
-mpi=$(grep -c '^mpi-out: mpi: rank [01] of 2 on n[12]: allreduce sum of ranks 1, expected 1: ok$' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null)
-[ "$mpi" = 2 ] && ok "srun --mpi=pmi2 -N2 -n2: MPI_Allreduce right on both guests" ||
+mpi=$(sed -n 's/^mpi-out: //p' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | guest_mpi_ranks_ok)
+[ "$mpi" = "0@n1 1@n2 " ] &&
+	ok "srun --mpi=pmi2 -N2 -n2 with no network settings: MPI_Allreduce and a 256 KiB MPI_Sendrecv ring right on both guests ($mpi)" ||
 	fail "MPI across the guests: $(grep '^mpi-out:' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | head -5 | tr '\n' ' ')"
 for node in n1 n2; do
 	guest_nothing_left "$job" "$node"
@@ -137,6 +145,17 @@ for node in n1 n2; do
 	[ -z "$left" ] && ok "$node: no link or nftables table of the job left" ||
 		fail "$node: left after the job: $left"
 done
+# The job network as the tasks' default for MPI (netenv.h), and the user's
+# own value winning over it.
+defaults="FI_TCP_IFACE=job0 NCCL_SOCKET_IFNAME=job0 OMPI_MCA_btl_tcp_if_include=job0 OMPI_MCA_oob_tcp_if_include=job0 UCX_NET_DEVICES=job0 "
+for node in n1 n2; do
+	grep -qxF "env on $node: $defaults" "$HARNESS_WORK/svmtest/job.out" 2>/dev/null &&
+		ok "$node: a task's environment names the job network: $defaults" ||
+		fail "$node: task environment: $(grep "^env on $node:" "$HARNESS_WORK/svmtest/job.out" 2>/dev/null)"
+done
+grep -qxF "user env on n1: ${defaults/NCCL_SOCKET_IFNAME=job0/NCCL_SOCKET_IFNAME=mine}" "$HARNESS_WORK/svmtest/job.out" 2>/dev/null &&
+	ok "NCCL_SOCKET_IFNAME=mine srun: the user's value reaches the task, the other defaults stay" ||
+	fail "the user's NCCL_SOCKET_IFNAME: $(grep '^user env' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null)"
 for qpid in "${qemu_pids[@]}"; do
 	[ ! -d "/proc/$qpid" ] || fail "qemu pid $qpid still runs"
 done
