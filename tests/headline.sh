@@ -1,16 +1,22 @@
 #!/bin/bash
-# README command 1: install, build, start a local test cluster (real
-# slurmctld, slurmd, libvirtd) and run the headline job
+# README command 1: install, build, start a local test cluster of two nodes
+# (real slurmctld; two slurmd, each in network and mount namespaces of its
+# own with its own libvirtd; JobNetwork=vxlan over their underlay) and run
+# the headline job
 #
-#   sbatch -N1 --vm-image=testguest --gres=gpu:1,ibvf:1 job.sh
+#   sbatch -N2 --vm-image=testguest --gres=gpu:1,ibvf:1 job.sh
 #
-# as a normal user, with job.sh = doc/examples/job.sh: the guest's kernel,
-# its vCPU pinning and planned devices, and an MPI_Allreduce over two ranks
-# (Debian's MPICH, srun --mpi=pmi2) inside the guest. Prints what happened,
-# stops the cluster and checks that nothing is left: no domain, overlay,
-# state directory or process. Exits 0 only if the job completed with exit
-# code 0:0 and nothing was left. BUILD_DIR (default build/) is the build
-# tree; HARNESS_KEEP=1 keeps the cluster's directory.
+# as a normal user, with job.sh = doc/examples/job.sh: one guest per node,
+# each guest's kernel, hostname and devices, and MPI (Debian's MPICH, srun
+# --mpi=pmi2) with one rank per guest: an MPI_Allreduce and a point-to-point
+# ring over the job network. While the job runs it shows each node's guest
+# as that node's libvirtd has it (vCPU pinning, planned devices). Prints what
+# happened, checks that nothing of the job is left on either node (no
+# domain, overlay, state directory, process, job network link or nftables
+# table), stops the cluster and checks that nothing of it is left. Exits 0
+# only if the job completed with exit code 0:0 and nothing was left.
+# BUILD_DIR (default build/) is the build tree; HARNESS_KEEP=1 keeps the
+# cluster's directory.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,14 +43,15 @@ export BUILD_DIR=$build
 say "building the test guest (Debian kernel, busybox, slurm-vm-agent, MPICH)"
 tests/guest/build.sh --agent "$build/agent/slurm-vm-agent"
 
-say "starting the test cluster"
+say "starting the test cluster: nodes n1 and n2, each with its own libvirtd"
 . tests/cluster/harness.sh
-harness_ensure_test_users
-HARNESS_LIBVIRT=1 harness_start
-user=svmtest
 . tests/cluster/guest.sh
-guest_add_to_catalog testguest \
+# TCG: two guests boot at once on this machine's cores.
+HARNESS_NODE_COUNT=2 guest_cluster_start 300 JobNetwork=vxlan \
+	JobNetworkUnderlay=eth0
+guest_catalog_entry testguest \
 	"Description=slurm-vm test guest (Debian kernel, busybox, agent, MPICH)"
+user=svmtest
 sinfo -N -o '%N %c CPUs, %m MB, %G, %t'
 cluster_dir=$HARNESS_DIR
 
@@ -54,10 +61,29 @@ install -m 0755 -o "$user" doc/examples/job.sh "$work/job.sh"
 say "job.sh (doc/examples/job.sh)"
 grep -v '^#' "$work/job.sh" | sed '/^$/d'
 
-say "sbatch -N1 --vm-image=testguest --gres=gpu:1,ibvf:1 job.sh (as $user, in $work)"
-jobid=$(harness_as_user "$user" sbatch --parsable -N1 --vm-image=testguest \
+say "sbatch -N2 --vm-image=testguest --gres=gpu:1,ibvf:1 job.sh (as $user, in $work)"
+jobid=$(harness_as_user "$user" sbatch --parsable -N2 --vm-image=testguest \
 	--gres=gpu:1,ibvf:1 job.sh)
 echo "submitted job $jobid"
+
+# Each node's guest as that node's own libvirtd runs it: the domain exists
+# from the prolog's start to the epilog, so it is looked at once it shows.
+node_domain() {
+	harness_node_exec "$1" virsh -q list --name 2>/dev/null |
+		grep -E -m1 "job-$jobid([^0-9]|\$)"
+}
+say "each node's guest, from its own libvirtd (virsh, while the job runs)"
+for node in "${HARNESS_NODES[@]}"; do
+	harness_wait 300 "$node's guest of job $jobid" node_domain "$node" ||
+		{ echo "$node: no guest of job $jobid"; continue; }
+	dom=$(node_domain "$node")
+	echo "$node: domain $dom"
+	harness_node_exec "$node" virsh vcpupin "$dom" |
+		sed -n "s/^ *\([0-9][0-9]*\) *\([0-9].*\)/$node: vCPU \1 -> host CPU \2/p" || true
+	harness_node_exec "$node" virsh dumpxml "$dom" | grep -o '<svm:device [^>]*>' |
+		sed "s/<svm:device /$node: device /; s/ *\/*>\$//" || true
+done
+
 harness_wait 600 "job $jobid to end" \
 	bash -c "squeue -h -j $jobid -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY'" ||
 	true
@@ -70,25 +96,45 @@ scontrol show job -d "$jobid" | grep -E 'JobState|NodeList|GRES=|CPU_IDs|TresPer
 say "job output (slurm-$jobid.out)"
 cat "$work/slurm-$jobid.out" 2>/dev/null || echo "(no output file)"
 
-say "what slurm-vm did on the node (vm.conf LogFile)"
+say "what slurm-vm did on the nodes (vm.conf LogFile, shared by both)"
 grep "job $jobid:" "$HARNESS_VM_LOG" || echo "(nothing logged)"
 
-# A job shows COMPLETED once its epilog is done; allow for a slow one.
-no_leftovers() { [ -z "$(guest_leftovers "$jobid")" ]; }
-harness_wait 60 "job $jobid's guest to be gone" no_leftovers || true
-left=$(guest_leftovers "$jobid")
+# A job shows COMPLETED once its epilogs are done; allow for a slow one.
+# Left on a node: the guest (domain, overlay, state, relay, qemu), the job
+# network's links and nftables tables.
+node_leftovers() {
+	local node=$1 left
+	left=$(guest_leftovers "$jobid" "$node")
+	left+=$(harness_node_exec "$node" ip -o link 2>/dev/null |
+		grep -o ' svm[^:@]*' | tr -d '\n' || true)
+	left+=$(harness_node_exec "$node" nft list tables 2>/dev/null |
+		grep -o " svm_job_$jobid\$" | tr -d '\n' || true)
+	echo "${left# }"
+}
+no_leftovers() {
+	local node
+	for node in "${HARNESS_NODES[@]}"; do
+		[ -z "$(node_leftovers "$node")" ] || return 1
+	done
+}
+harness_wait 60 "job $jobid's guests to be gone" no_leftovers || true
+left=""
+for node in "${HARNESS_NODES[@]}"; do
+	l=$(node_leftovers "$node")
+	[ -z "$l" ] || left+="$node: $l; "
+done
+nodes="${HARNESS_NODES[*]}"
 
 say "stopping the test cluster"
 harness_stop
 after=""
 [ -e "$cluster_dir" ] && after+=" $cluster_dir"
-virsh -q list --all --name 2>/dev/null | grep -q "^slurmvm-job-$jobid\." &&
-	after+=" domain"
 pgrep -f "$cluster_dir" >/dev/null && after+=" processes"
+pgrep -f "guest=[^,]*job-${jobid}[^0-9]" >/dev/null && after+=" qemu"
 
 say "result"
 echo "job $jobid: ${state%% *}, exit code $exit_code"
-echo "after the job: ${left:-nothing of its guest left (no domain, overlay, state, relay, qemu)}"
-echo "after stopping the cluster: ${after:-nothing left (no cluster directory, domain or process)}"
+echo "after the job: ${left:-nothing of it left on $nodes (no domain, overlay, state, relay, qemu, job network link or nftables table)}"
+echo "after stopping the cluster: ${after:-nothing left (no cluster directory, daemon, qemu or other process)}"
 [ "${state%% *}" = COMPLETED ] && [ "$exit_code" = 0:0 ] && [ -z "$left" ] &&
 	[ -z "$after" ]

@@ -1,20 +1,24 @@
 #!/bin/sh
 # The README's headline job, as a user submits it:
 #
-#   sbatch -N1 --vm-image=IMAGE --gres=gpu:1,ibvf:1 job.sh
+#   sbatch -N2 --vm-image=IMAGE --gres=gpu:1,ibvf:1 job.sh
 #
-# The batch script itself runs on the node (the host); every srun step runs
-# inside the job's guest. It prints the guest's kernel, the vCPU pinning and
-# the devices the guest was planned with (read from libvirt's read-only
-# socket, as any user may), the devices as the guest sees them, runs an MPI
-# program with two ranks through PMI-2 (srun --mpi=pmi2) and ends with that
-# step's exit status. tests/headline.sh submits exactly this file.
+# One guest per node. The batch script itself runs on the first node (the
+# host); every srun step runs inside the job's guests. It prints each
+# guest's kernel and hostname, the vCPU pinning and the planned devices of
+# this node's guest (read from libvirt's read-only socket, as any user may),
+# the devices as each guest sees them, runs an MPI program with one rank per
+# guest through PMI-2 (srun --mpi=pmi2), over the job's private network
+# (JobNetwork=vxlan: the tasks' MPI and UCX defaults name it), and ends with
+# that step's exit status. tests/headline.sh submits exactly this file.
 #
 # The MPI program: svm-mpi-allreduce of the slurm-vm test guest (an
-# MPI_Allreduce of the rank ids, each rank checks the sum). With another
-# image, set MPI_PROGRAM to an MPI program inside it (MPICH or another
-# MPI that speaks PMI-1 or PMI-2; PMIx is not supported yet).
-#SBATCH --ntasks=2
+# MPI_Allreduce of the rank ids and a ring of MPI_Sendrecv, each rank checks
+# what it got). With another image, set MPI_PROGRAM to an MPI program inside
+# it (MPICH or another MPI that speaks PMI-1 or PMI-2; PMIx is not supported
+# yet).
+#SBATCH -N2
+#SBATCH --ntasks-per-node=1
 #SBATCH --mem=1G
 #SBATCH --job-name=slurm-vm-headline
 
@@ -24,31 +28,32 @@ prog=${MPI_PROGRAM:-svm-mpi-allreduce}
 domain=slurmvm-job-$SLURM_JOB_ID.${SLURM_RESTART_COUNT:-0}
 virsh_ro() { virsh -r -c "${LIBVIRT_DEFAULT_URI:-qemu:///system}" "$@"; }
 
-echo "job $SLURM_JOB_ID: batch script on $(hostname), host kernel $(uname -r)"
+echo "job $SLURM_JOB_ID: batch script on $(hostname), host kernel $(uname -r), nodes $SLURM_JOB_NODELIST"
 
-echo "--- the guest's kernel: srun -n1 uname -r"
-srun -n1 uname -r
+echo "--- each guest's hostname and kernel: srun -N2 --ntasks-per-node=1"
+# shellcheck disable=SC2016 # expanded in the guest
+srun -N2 --ntasks-per-node=1 sh -c 'echo "guest $(hostname): kernel $(uname -r)"'
 
-echo "--- vCPU pinning: virsh -r vcpupin $domain (vCPU: host CPU)"
+echo "--- vCPU pinning of $(hostname)'s guest: virsh -r vcpupin $domain (vCPU: host CPU)"
 if command -v virsh >/dev/null 2>&1; then
 	virsh_ro vcpupin "$domain" | sed -n 's/^ *\([0-9][0-9]*\) *\([0-9].*\)/vCPU \1 -> host CPU \2/p'
 	virsh_ro emulatorpin "$domain" | sed -n 's/^ *\*: *\([0-9].*\)/emulator threads -> host CPU \1/p'
-	echo "--- devices the guest was planned with (the domain's slurm-vm metadata)"
+	echo "--- devices $(hostname)'s guest was planned with (the domain's slurm-vm metadata)"
 	virsh_ro dumpxml "$domain" | grep -o '<svm:device [^>]*>' |
 		sed 's/<svm:device //; s/ *\/*>$//'
 else
 	echo "(virsh is not installed on $(hostname): no pinning shown)"
 fi
 
-echo "--- PCI devices outside the guest's root bus, as the guest sees them"
+echo "--- PCI devices outside each guest's root bus, as the guest sees them"
 # shellcheck disable=SC2016 # expanded in the guest
-srun -n1 sh -c 'for d in /sys/bus/pci/devices/*; do
+srun -N2 --ntasks-per-node=1 sh -c 'for d in /sys/bus/pci/devices/*; do
 	case ${d##*/} in 0000:00:*) continue ;; esac
-	echo "${d##*/} vendor $(cat $d/vendor) device $(cat $d/device) NUMA node $(cat $d/numa_node)"
+	echo "guest $(hostname): ${d##*/} vendor $(cat $d/vendor) device $(cat $d/device) NUMA node $(cat $d/numa_node)"
 done'
 
-echo "--- MPI: srun --mpi=pmi2 -n2 $prog"
-srun --mpi=pmi2 -n2 "$prog"
+echo "--- MPI: srun --mpi=pmi2 -N2 -n2 --ntasks-per-node=1 $prog (one rank per guest)"
+srun --mpi=pmi2 -N2 -n2 --ntasks-per-node=1 "$prog"
 rc=$?
 echo "--- the MPI step's exit status: $rc"
 exit "$rc"

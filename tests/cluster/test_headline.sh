@@ -1,17 +1,21 @@
 #!/bin/bash
 # cluster-timeout: 900
 # The README's first command, end to end: tests/headline.sh installs,
-# builds, starts a cluster, submits
-#   sbatch -N1 --vm-image=testguest --gres=gpu:1,ibvf:1 job.sh
+# builds, starts a cluster of two nodes of their own (n1, n2: each slurmd in
+# its own namespaces with its own libvirtd, JobNetwork=vxlan), submits
+#   sbatch -N2 --vm-image=testguest --gres=gpu:1,ibvf:1 job.sh
 # (doc/examples/job.sh) as a normal user, stops the cluster and checks that
 # nothing is left. Here its output is held against what a user must see:
-# the job completed with 0:0; job.sh printed the guest's kernel (the test
-# guest's, not the host's), the vCPU pinning the prolog planned, both
-# planned devices and their stand-ins in the guest's NUMA node 0, and
-# MPI_Allreduce's right sum on both ranks; nothing of the guest or the
-# cluster was left.
+# the job completed with 0:0; one guest per node, each with the test
+# guest's kernel (not the host's) and its node's name; on each node the
+# vCPU pinning that node's prolog planned, as that node's libvirtd has it,
+# and both devices that node's prolog allocated, their stand-ins in each
+# guest's NUMA node 0; MPICH ranks 0 on n1 and 1 on n2 with a right
+# MPI_Allreduce and point-to-point ring; nothing of the job left on either
+# node, nothing of the cluster after it stopped.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+. "$repo/tests/cluster/guest.sh" # guest_mpi_ranks_ok
 failures=0
 ok() { echo "ok: $*"; }
 fail() {
@@ -31,6 +35,7 @@ show() { sed 's/^/    /' "$log"; }
 section() { awk -v t="$1" '/^### /{ on = index($0, t) == 5; next } on' "$log"; }
 out=$(section "job output")
 vmlog=$(section "what slurm-vm did")
+guests=$(section "each node's guest")
 result=$(section "result")
 
 job=$(sed -n 's/^submitted job \([0-9]*\)$/\1/p' "$log")
@@ -39,60 +44,75 @@ grep -qx "job $job: COMPLETED, exit code 0:0" <<<"$result" &&
 	ok "job $job COMPLETED with exit code 0:0" ||
 	fail "job state: $(head -1 <<<"$result")"
 
-guest_kernel=$(file -bL "$repo/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
-# The first release-shaped line after the header: a task may first say on
-# stderr that the batch script's directory is not in the guest.
-got=$(sed -n '/^--- the guest.s kernel/,/^---/p' <<<"$out" | grep -m1 -x '[0-9][0-9a-z.+-]*' || true)
-if [ -n "$guest_kernel" ] && [ "$got" = "$guest_kernel" ]; then
-	ok "job.sh printed the guest's kernel: $got (host: $(uname -r))"
-else
-	fail "guest kernel: job.sh printed '$got', the test guest's is '$guest_kernel'"
-fi
+# The job's lines of the shared vm.conf LogFile as "NODE TEXT": each
+# prolog (by its pid) names its node in its "node NAME:" line.
+by_node=$(awk -v j="job $job: " '
+	match($0, /slurm-vm-prolog\[[0-9]+\]/) {
+		pid = substr($0, RSTART, RLENGTH)
+		i = index($0, j)
+		if (!i) next
+		rest = substr($0, i + length(j))
+		if (rest ~ /^node [^ :]+:/) {
+			n = rest; sub(/^node /, "", n); sub(/:.*/, "", n)
+			node[pid] = n
+		}
+		if (pid in node) print node[pid] " " rest
+	}' <<<"$vmlog")
 
-# Pinning: every "vCPU->PU" pair of the prolog's plan, as libvirt shows it.
-plan=$(sed -n 's/.*plan: cell [0-9]*: .*vCPU->PU //p' <<<"$vmlog" | tr '\n' ' ')
-pins=0
-for pair in $plan; do
-	if grep -qx "vCPU ${pair%->*} -> host CPU ${pair#*->}" <<<"$out"; then
-		pins=$((pins + 1))
+guest_kernel=$(file -bL "$repo/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
+kernels=$(grep -c '^guest n[12]: kernel ' <<<"$out" || true)
+for node in n1 n2; do
+	if [ "$kernels" = 2 ] && [ -n "$guest_kernel" ] &&
+		grep -qx "guest $node: kernel $guest_kernel" <<<"$out" &&
+		[ "$(grep -c "^$node: domain " <<<"$guests")" = 1 ]; then
+		ok "$node: one guest, on $node's libvirtd, hostname $node, the test guest's kernel $guest_kernel (host: $(uname -r))"
 	else
-		fail "pinning: no 'vCPU ${pair%->*} -> host CPU ${pair#*->}' in job.sh's output"
+		fail "$node: guest kernel lines: $(grep '^guest .*: kernel' <<<"$out" | tr '\n' ' ') (the test guest's is '$guest_kernel'); domains: $(grep ': domain ' <<<"$guests" | tr '\n' ' ')"
+	fi
+
+	# Pinning: every "vCPU->PU" pair of this node's plan, as this node's
+	# libvirtd shows it, and no other.
+	plan=$(sed -n "s/^$node plan: cell [0-9]*: .*vCPU->PU //p" <<<"$by_node" | tr '\n' ' ')
+	pins=$(grep -c "^$node: vCPU " <<<"$guests" || true)
+	n=0
+	for pair in $plan; do
+		grep -qx "$node: vCPU ${pair%->*} -> host CPU ${pair#*->}" <<<"$guests" &&
+			n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] && [ "$n" = "$(wc -w <<<"$plan")" ] && [ "$pins" = "$n" ] &&
+		ok "$node: the guest's vCPU pinning is $node's plan: $plan" ||
+		fail "$node: pinning: plan '$plan', $n of $pins pins shown as planned: $(grep "^$node: vCPU" <<<"$guests" | tr '\n' ' ')"
+
+	# Devices: this node's allocation (gres index = PCI address) in the
+	# domain's metadata on this node; one stand-in per device in its guest.
+	n=0
+	for addr in $(sed -n "s/^$node [a-z]* [0-9]* = PCI \([^ ]*\) .*/\1/p" <<<"$by_node"); do
+		grep -q "^$node: device address=\"$addr\"" <<<"$guests" && n=$((n + 1)) ||
+			fail "$node: the planned device $addr is not in its domain"
+	done
+	standins=$(grep -c "^guest $node: .* vendor 0x1af4 device 0x1044 NUMA node 0$" <<<"$out" || true)
+	if [ "$n" = 2 ] && grep -q "^$node: device .*gres=\"gpu\"" <<<"$guests" &&
+		grep -q "^$node: device .*gres=\"ibvf\"" <<<"$guests" && [ "$standins" = 2 ]; then
+		ok "$node: both planned devices (a gpu and an ibvf) in its domain, their stand-ins in its guest's NUMA node 0"
+	else
+		fail "$node: devices: $n of the prolog's addresses in the domain, $standins stand-ins in NUMA node 0"
 	fi
 done
-[ "$pins" -gt 0 ] && [ "$pins" = "$(wc -w <<<"$plan")" ] &&
-	ok "job.sh printed the planned vCPU pinning: $plan" ||
-	fail "pinning: plan '$plan', $pins shown"
 
-# Devices: the prolog's allocation (gres index = PCI address) in the metadata
-# job.sh printed, and one stand-in per device in the guest's NUMA node 0.
-n=0
-for addr in $(sed -n 's/.*job [0-9]*: [a-z]* [0-9]* = PCI \([^ ]*\) .*/\1/p' <<<"$vmlog"); do
-	grep -q "address=\"$addr\"" <<<"$out" && n=$((n + 1)) ||
-		fail "the planned device $addr is not in job.sh's output"
-done
-if [ "$n" = 2 ] && grep -q 'gres="gpu"' <<<"$out" && grep -q 'gres="ibvf"' <<<"$out"; then
-	ok "job.sh printed both planned devices (a gpu and an ibvf)"
-else
-	fail "devices: $n of the prolog's addresses shown"
-fi
-standins=$(grep -c 'vendor 0x1af4 device 0x1044 NUMA node 0$' <<<"$out" || true)
-[ "$standins" = 2 ] && ok "the guest sees both device stand-ins in its NUMA node 0" ||
-	fail "the guest shows $standins device stand-ins in NUMA node 0"
-
-mpi=$(grep -c '^mpi: rank [01] of 2 on .*: allreduce sum of ranks 1, expected 1: ok$' <<<"$out" || true)
-if [ "$mpi" = 2 ] && grep -q '^mpi: MPICH Version:' <<<"$out" &&
+ranks=$(guest_mpi_ranks_ok <<<"$out")
+if [ "$ranks" = "0@n1 1@n2 " ] && grep -q '^mpi: MPICH Version:' <<<"$out" &&
 	grep -qx -- "--- the MPI step's exit status: 0" <<<"$out"; then
-	ok "srun --mpi=pmi2 -n2: MPICH's MPI_Allreduce right on both ranks, step exit 0"
+	ok "srun --mpi=pmi2 -N2 -n2: MPICH rank 0 on n1's guest, rank 1 on n2's, MPI_Allreduce and the 256 KiB MPI_Sendrecv ring right on both, step exit 0"
 else
-	fail "MPI: $mpi ranks right"
+	fail "MPI: ranks with both checks right: '$ranks' (want '0@n1 1@n2 ')"
 fi
 
-grep -q '^after the job: nothing of its guest left' <<<"$result" &&
-	ok "after the job: no domain, overlay, state, relay or qemu" ||
+grep -q '^after the job: nothing of it left on n1 n2 ' <<<"$result" &&
+	ok "after the job: no domain, overlay, state, relay, qemu, job network link or nftables table on n1 or n2" ||
 	fail "$(grep '^after the job' <<<"$result")"
 grep -q '^after stopping the cluster: nothing left' <<<"$result" &&
 	! grep -q 'harness: sweeping' "$log" &&
-	ok "after stopping the cluster: no directory, domain or process (none had to be swept)" ||
+	ok "after stopping the cluster: no directory, daemon, qemu or process (none had to be swept)" ||
 	fail "$(grep '^after stopping' <<<"$result") $(grep 'harness: sweeping' "$log")"
 
 if [ "$failures" != 0 ]; then
@@ -101,6 +121,7 @@ if [ "$failures" != 0 ]; then
 else
 	echo "--- the job's output and the result:"
 	section "job output" | sed 's/^/    /'
+	sed 's/^/    /' <<<"$guests"
 	sed 's/^/    /' <<<"$result"
 fi
 [ "$failures" = 0 ]
