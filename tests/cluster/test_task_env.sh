@@ -105,8 +105,9 @@ fi
 
 # --- TMPDIR per TaskTmpDir; host-only XDG_RUNTIME_DIR dropped; limits, umask
 out=$(step -n1 --chdir=/tmp --export=ALL,TMPDIR=/host/only/tmp,XDG_RUNTIME_DIR=/run/user/$uid \
-	sh -c 'echo "$TMPDIR ${XDG_RUNTIME_DIR:-none}"' 2>&1) || true
-[ "$out" = "/tmp none" ] && ok "default TaskTmpDir: TMPDIR=/tmp in the guest, XDG_RUNTIME_DIR dropped" ||
+	sh -c 'echo "$TMPDIR ${XDG_RUNTIME_DIR:-none} $(env | grep -cE "^(UCX_NET_DEVICES|NCCL_IB_HCA|OMPI_MCA_[a-z]*_tcp_if_include|FI_TCP_IFACE|NCCL_SOCKET_IFNAME)=")"' 2>&1) || true
+# (JobNetwork=none, no InfiniBand: no MPI network defaults either.)
+[ "$out" = "/tmp none 0" ] && ok "default TaskTmpDir: TMPDIR=/tmp in the guest, XDG_RUNTIME_DIR dropped, no MPI network variable without a job network" ||
 	fail "TMPDIR default: '$out'"
 harness_vmconf_set TaskTmpDir "/tmp/svm-job-$job"
 out=$(step -n1 --chdir=/tmp sh -c 'echo "$TMPDIR $(stat -c "%a %u" "$TMPDIR")"' 2>&1) || true
