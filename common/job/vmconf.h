@@ -98,6 +98,9 @@ enum shared_dir_transport {
 /* Longest share path: the seed and the domain carry it as is. */
 #define SHARED_DIR_PATH_MAX 1024
 
+/* The 9p mount tag of share @i, in the domain and in the guest's mount. */
+#define SHARED_DIR_TAG_FMT "svmshare%u"
+
 /* Number of SharedDirs= entries (0 when none). */
 size_t vmconf_n_shared_dirs(const struct vmconf *conf);
 
