@@ -106,6 +106,8 @@ void domain_params_from_conf(struct domain_params *p, const struct vmconf *conf)
 	p->binding = conf->device_binding;
 	p->attach = conf->device_attach;
 	p->mmio64_gib = conf->uefi_mmio64_gib;
+	p->shares = conf->shared_dirs;
+	p->n_shares = (unsigned)vmconf_n_shared_dirs(conf);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -103,7 +103,7 @@ struct domain_params {
 };
 
 /* Fills the vm.conf-derived fields of @p (type, mode, emulator, binding,
- * attach) from @conf; the rest stays as it is. */
+ * attach, UEFI window, shares) from @conf; the rest stays as it is. */
 void domain_params_from_conf(struct domain_params *p,
 			     const struct vmconf *conf);
 
