@@ -525,6 +525,30 @@ static void check_job_network(struct checker *c, const struct vmconf *vc)
 				      "JobNetwork=vxlan needs %s", tools[i]);
 }
 
+/* SharedDirs=: each share is there and a directory (qemu would fail to
+ * start every guest otherwise); the transport is one this node runs. */
+static void check_shares(struct checker *c, const struct vmconf *vc)
+{
+	size_t n = vmconf_n_shared_dirs(vc);
+	struct stat st;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *d = vc->shared_dirs[i];
+
+		if (stat(d, &st) < 0)
+			check_problem(
+				c, "create it, or remove it from SharedDirs=",
+				"SharedDirs: %s: %s", d, strerror(errno));
+		else if (!S_ISDIR(st.st_mode))
+			check_problem(c, "list directories only in SharedDirs=",
+				      "SharedDirs: %s is not a directory", d);
+		else
+			check_ok("SharedDirs: %s is shared with the guests "
+				 "over 9p, as the job user",
+				 d);
+	}
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -574,6 +598,7 @@ int cmd_check_config(int argc, char **argv)
 	check_ibvf_plugin(&c, &sc, &vc);
 	check_catalog(&c, &vc);
 	check_job_network(&c, &vc);
+	check_shares(&c, &vc);
 	if (c.problems)
 		printf("%u problem%s to fix\n", c.problems,
 		       c.problems == 1 ? "" : "s");
