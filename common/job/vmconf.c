@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kvconf.h"
 #include "log.h"
@@ -181,6 +182,15 @@ size_t vmconf_n_shared_dirs(const struct vmconf *conf)
 	while (conf->shared_dirs && conf->shared_dirs[n])
 		n++;
 	return n;
+}
+
+int vmconf_shared_dir_usable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
 /* A share's path reaches the domain XML, the seed's YAML and the guest's

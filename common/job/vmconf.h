@@ -103,6 +103,8 @@ enum shared_dir_transport {
 
 /* Number of SharedDirs= entries (0 when none). */
 size_t vmconf_n_shared_dirs(const struct vmconf *conf);
+/* Can qemu share @path on this node: 0, -ENOTDIR or stat's -errno. */
+int vmconf_shared_dir_usable(const char *path);
 
 /* Default path: dirname($SLURM_CONF or /etc/slurm/slurm.conf)/vm.conf. */
 char *vmconf_default_path(void);

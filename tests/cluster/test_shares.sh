@@ -16,8 +16,9 @@
 #     symlink in the share leads to nothing of the host's;
 #   - qemu, which serves the shares, runs with the user's uid, gid and
 #     supplementary groups;
-#   - check-config reports shares that are missing or not directories, and
-#     refuses SharedDirTransport=virtiofs.
+#   - check-config reports shares that are missing, not directories or in
+#     a directory a user may change, and refuses SharedDirTransport=virtiofs;
+#     a share missing when a job starts is the node's fault, named.
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 . "$(dirname "$0")/guest.sh"
@@ -41,10 +42,13 @@ bad=$HARNESS_DIR/badshares
 mkdir -p "$bad"
 cp "$HARNESS_ETC"/*.conf "$bad/"
 sed -i '/^SharedDirs=/d' "$bad/vm.conf"
-echo "SharedDirs=$HARNESS_WORK,/nonexistent/scratch,/etc/hostname" >>"$bad/vm.conf"
+harness_as_user "$user" mkdir -p "$home/shares-proj"
+echo "SharedDirs=$HARNESS_WORK,/nonexistent/scratch,/etc/hostname,$home/shares-proj" >>"$bad/vm.conf"
 out=$("$BUILD_DIR/admin/slurm-vm" check-config --slurm-conf "$bad/slurm.conf" 2>&1) || true
+rmdir "$home/shares-proj"
 for want in "SharedDirs: /nonexistent/scratch: No such file or directory" \
 	"SharedDirs: /etc/hostname is not a directory" \
+	"SharedDirs: $home/shares-proj: its parent $home is not root's or is writable by others" \
 	"ok:      SharedDirs: $HARNESS_WORK is shared"; do
 	grep -qF -- "$want" <<<"$out" && ok "check-config: $want" ||
 		fail "check-config does not say '$want': $out"
@@ -54,6 +58,27 @@ out=$("$BUILD_DIR/admin/slurm-vm" check-config --slurm-conf "$bad/slurm.conf" 2>
 grep -q "SharedDirTransport=virtiofs needs the Rust virtiofsd" <<<"$out" &&
 	ok "check-config refuses SharedDirTransport=virtiofs: it needs the Rust virtiofsd" ||
 	fail "check-config on virtiofs: $out"
+
+# --- a share missing on the node: the node's fault, named, before any guest
+node=$(sinfo -h -N -o %N | head -1)
+harness_vmconf_set SharedDirs "$HARNESS_WORK,/nonexistent/scratch"
+nf=$(harness_as_user "$user" sbatch --parsable -c1 --mem=768M --vm-image=testguest --wrap true)
+harness_wait 60 "job $nf's prolog to fail" grep -q "job $nf: SharedDirs: /nonexistent/scratch: No such file or directory: guests cannot mount it" "$HARNESS_VM_LOG" &&
+	ok "a missing share: the prolog names it: $(grep -o "job $nf: SharedDirs: .*" "$HARNESS_VM_LOG" | head -1)" ||
+	fail "a missing share: $(grep "job $nf" "$HARNESS_VM_LOG" | tail -3)"
+harness_wait 30 "node $node to drain" bash -c "sinfo -h -N -o %t | grep -q drain" &&
+	ok "a missing share drains the node (the admin's to fix, as check-config says)" ||
+	fail "node after a missing share: $(sinfo -h -N -o %t)"
+grep -q "job $nf: phase boot" "$HARNESS_VM_LOG" && fail "job $nf's prolog went on to boot"
+scancel "$nf"
+harness_wait 60 "job $nf to end" bash -c "! squeue -h -j $nf 2>/dev/null | grep -q ." || true
+scontrol update nodename="$node" state=resume >/dev/null 2>&1 || true
+harness_vmconf_set SharedDirs "$HARNESS_WORK,/home"
+harness_wait 30 "node $node back" bash -c "sinfo -h -N -o %t | grep -Eqx 'idle|mix'" || true
+# The epilog of the requeued job looks for its next restart's state; what
+# the admin runs after a drain, `slurm-vm cleanup`, takes the rest.
+"$BUILD_DIR/admin/slurm-vm" cleanup >/dev/null 2>&1 || true
+guest_nothing_left "$nf"
 
 # --- the host's side: an input in $HOME, another user's private file, links
 # that lead out of the share, a directory outside every share

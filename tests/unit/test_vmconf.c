@@ -175,6 +175,16 @@ static void test_shared_dirs(void **state)
 	}
 }
 
+/* What the prolog and check-config ask of a share on the node. */
+static void test_shared_dir_usable(void **state)
+{
+	assert_int_equal(vmconf_shared_dir_usable("/tmp"), 0);
+	assert_int_equal(vmconf_shared_dir_usable(SRCDIR "/doc/vm.conf.5"),
+			 -ENOTDIR);
+	assert_int_equal(vmconf_shared_dir_usable("/nonexistent/scratch"),
+			 -ENOENT);
+}
+
 static void test_missing_file(void **state)
 {
 	struct vmconf conf;
@@ -229,6 +239,7 @@ int main(void)
 		cmocka_unit_test(test_typo_suggests_key),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_shared_dirs),
+		cmocka_unit_test(test_shared_dir_usable),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_default_path_follows_slurm_conf),
 		cmocka_unit_test(test_every_key_documented),
