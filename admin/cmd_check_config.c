@@ -525,6 +525,65 @@ static void check_job_network(struct checker *c, const struct vmconf *vc)
 				      "JobNetwork=vxlan needs %s", tools[i]);
 }
 
+/* A share's parent a user may write in (without the sticky bit) or own:
+ * that user could remove or replace the share, and a missing share drains
+ * the node. 0, or the first such directory in @bad. */
+static int share_parent_unsafe(const char *share, char *bad, size_t size)
+{
+	struct stat st;
+
+	snprintf(bad, size, "%s", share);
+	for (char *slash = strrchr(bad, '/'); slash;
+	     slash = strrchr(bad, '/')) {
+		if (slash == bad)
+			slash[1] = '\0'; /* "/" */
+		else
+			*slash = '\0';
+		if (stat(bad, &st) < 0)
+			return -errno;
+		if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+				       !(st.st_mode & S_ISVTX)))
+			return 1;
+		if (slash == bad)
+			break;
+	}
+	return 0;
+}
+
+/* SharedDirs=: each share is there and a directory (the prolog drains the
+ * node otherwise), in directories no user can change. */
+static void check_shares(struct checker *c, const struct vmconf *vc)
+{
+	size_t n = vmconf_n_shared_dirs(vc);
+	char parent[SHARED_DIR_PATH_MAX + 1];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *d = vc->shared_dirs[i];
+		int r = vmconf_shared_dir_usable(d);
+
+		if (r == -ENOTDIR)
+			check_problem(c, "list directories only in SharedDirs=",
+				      "SharedDirs: %s is not a directory", d);
+		else if (r < 0)
+			check_problem(
+				c, "create it, or remove it from SharedDirs=",
+				"SharedDirs: %s: %s", d, strerror(-r));
+		else if (share_parent_unsafe(d, parent, sizeof(parent)) > 0)
+			check_problem(c,
+				      "share directories whose parents are "
+				      "root's and not writable by others",
+				      "SharedDirs: %s: its parent %s is not "
+				      "root's or is writable by others, so a "
+				      "user could remove or replace the share "
+				      "(and a missing share drains the node)",
+				      d, parent);
+		else
+			check_ok("SharedDirs: %s is shared with the guests "
+				 "over 9p, as the job user",
+				 d);
+	}
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -574,6 +633,7 @@ int cmd_check_config(int argc, char **argv)
 	check_ibvf_plugin(&c, &sc, &vc);
 	check_catalog(&c, &vc);
 	check_job_network(&c, &vc);
+	check_shares(&c, &vc);
 	if (c.problems)
 		printf("%u problem%s to fix\n", c.problems,
 		       c.problems == 1 ? "" : "s");

@@ -335,9 +335,12 @@ static _Noreturn void child_main(const struct proto_exec *m, char **env,
 		child_fail(report, SPAWN_IDENTITY, err);
 	child_umask(m->env);
 	child_limits(m->env);
-	/* As slurmstepd on bare metal (mgr.c), in the same words. */
+	/* As slurmstepd on bare metal (mgr.c), in the same words, and why:
+	 * the host's directories are here only when vm.conf shares them. */
 	if (chdir(m->cwd) < 0) {
-		child_error("couldn't chdir to `%s': %s: going to /tmp instead",
+		child_error("couldn't chdir to `%s': %s: going to /tmp instead "
+			    "(the guest has the host's directories only "
+			    "under vm.conf SharedDirs=)",
 			    m->cwd, strerror(errno));
 		if (chdir("/tmp") < 0) {
 			err = errno;

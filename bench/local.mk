@@ -19,3 +19,10 @@ bench: all $(check_PROGRAMS)
 	$(top_srcdir)/bench/run.sh "$(abs_top_builddir)"
 .PHONY: bench
 dist_noinst_DATA += bench/RESULTS.md
+
+# The file operations bench/share_bench.sh times in a guest and on the host:
+# static, since the busybox test guest has no shared libc.
+noinst_PROGRAMS += bench/share_ops
+bench_share_ops_SOURCES = bench/share_ops.c
+bench_share_ops_CFLAGS = -std=gnu11 $(WARN_CFLAGS)
+bench_share_ops_LDFLAGS = -all-static

@@ -309,6 +309,8 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 		.agent = agent,
 		.network_config = net,
 		.hosts = hosts,
+		.shares = p->conf.shared_dirs,
+		.n_shares = (unsigned)vmconf_n_shared_dirs(&p->conf),
 	};
 	if (journal_step(p, "SEED", SEED_STATE_NAME) < 0)
 		goto fail;

@@ -407,6 +407,29 @@ static void prolog_expire_kept(struct prolog *p)
 			 p->req.job_id, p->conf.keep_for_hours);
 }
 
+/* A share missing on this node (a filesystem not mounted) would fail every
+ * guest's start: the node's fault, named, before anything is made. */
+static enum prolog_result prolog_check_shares(struct prolog *p)
+{
+	size_t n = vmconf_n_shared_dirs(&p->conf);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *d = p->conf.shared_dirs[i];
+		int r = vmconf_shared_dir_usable(d);
+
+		if (r < 0) {
+			log_error("job %u: SharedDirs: %s: %s: guests cannot "
+				  "mount it; mount it on this node or fix "
+				  "vm.conf (slurm-vm check-config)",
+				  p->req.job_id, d,
+				  r == -ENOTDIR ? "not a directory"
+						: strerror(-r));
+			return PROLOG_NODE_FAULT;
+		}
+	}
+	return PROLOG_OK;
+}
+
 /* Runs one phase when the ones before succeeded, and logs its time. */
 static enum prolog_result
 prolog_phase(struct prolog *p, const char *name,
@@ -478,6 +501,7 @@ static enum prolog_result prolog_run(struct prolog *p)
 			p->alloc.node, p->req.job_id);
 		return res;
 	}
+	res = prolog_phase(p, "shares", prolog_check_shares, res);
 	res = prolog_phase(p, "reclaim", prolog_free_devices, res);
 	if (p->conf.job_network == JOB_NETWORK_VXLAN)
 		res = prolog_phase(p, "network", prolog_network, res);

@@ -106,6 +106,8 @@ void domain_params_from_conf(struct domain_params *p, const struct vmconf *conf)
 	p->binding = conf->device_binding;
 	p->attach = conf->device_attach;
 	p->mmio64_gib = conf->uefi_mmio64_gib;
+	p->shares = conf->shared_dirs;
+	p->n_shares = (unsigned)vmconf_n_shared_dirs(conf);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -462,6 +464,21 @@ static void write_interface(struct xw *x, const struct domain_params *p)
 	end(x);
 }
 
+static void write_shares(struct xw *x, const struct domain_params *p)
+{
+	for (unsigned i = 0; i < p->n_shares; i++) {
+		start(x, "filesystem");
+		attr(x, "type", "mount");
+		attr(x, "accessmode", "squash");
+		attr(x, "multidevs", "remap");
+		empty(x, "source", "dir", p->shares[i], NULL);
+		start(x, "target");
+		attrf(x, "dir", SHARED_DIR_TAG_FMT, i);
+		end(x);
+		end(x);
+	}
+}
+
 static void write_devices(struct xw *x, const struct plan *plan,
 			  const struct domain_params *p)
 {
@@ -473,6 +490,7 @@ static void write_devices(struct xw *x, const struct plan *plan,
 	for (size_t d = 0; d < plan->n_devices; d++)
 		write_hostdev(x, plan, d, p);
 	write_interface(x, p);
+	write_shares(x, p);
 	write_console(x, p);
 	/* nothing the job did not ask for: no USB, no balloon */
 	empty(x, "controller", "type", "usb", "model", "none", NULL);
@@ -519,6 +537,12 @@ static int check_paths(const struct domain_params *p)
 
 	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(paths); i++)
 		r = check_path(p, paths[i]);
+	if (p->n_shares > SHARED_DIRS_MAX || (p->n_shares && !p->shares))
+		return -EINVAL;
+	for (unsigned i = 0; r == 0 && i < p->n_shares; i++)
+		r = p->shares[i] && p->shares[i][0] == '/'
+			    ? check_path(p, p->shares[i])
+			    : -EINVAL;
 	for (unsigned i = 0; r == 0 && i < p->n_backing; i++) {
 		if (!p->backing[i].path || !p->backing[i].format)
 			return -EINVAL;

@@ -20,6 +20,11 @@
  * function on the planned bus in the planned NUMA cell
  * (/sys/bus/pci/devices/<addr>/numa_node in the guest).
  *
+ * Shares: <filesystem type='mount' accessmode='squash' multidevs='remap'>:
+ * 9p served by qemu (security_model=none), so a file's owner on the host is
+ * qemu's uid; remap keeps inode numbers apart when a share holds other
+ * filesystems (a home on its own mount).
+ *
  * <metadata> holds <svm:job> in namespace DOMAIN_XMLNS: job id, uid, and each
  * device's host address, kind, gres and index.
  */
@@ -88,10 +93,17 @@ struct domain_params {
 	const char *net_bridge;
 	const char *net_tap;
 	const char *net_mac;
+
+	/* host directories the guest mounts at the same path (SharedDirs=,
+	 * 9p): each a <filesystem type='mount' accessmode='squash'> tagged
+	 * SHARED_DIR_TAG_FMT with its index; qemu serves it with its own
+	 * rights, which are the job user's (run_as_user) */
+	char *const *shares;
+	unsigned n_shares;
 };
 
 /* Fills the vm.conf-derived fields of @p (type, mode, emulator, binding,
- * attach) from @conf; the rest stays as it is. */
+ * attach, UEFI window, shares) from @conf; the rest stays as it is. */
 void domain_params_from_conf(struct domain_params *p,
 			     const struct vmconf *conf);
 

@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "run.h"
 #include "seed.h"
+#include "vmconf.h"
 
 /* Starts the agent from the seed when the image has none of its own. Runs
  * as a cloud-init bootcmd (every boot, before the network): a fixed script,
@@ -111,6 +112,28 @@ static void write_groupadd(FILE *f, const struct user_group *g)
 	fprintf(f, "\n    - \"%u\"\n", (unsigned)g->gid);
 }
 
+/* A share mounted at its host path: tag, path and options are arguments.
+ * One that cannot be mounted leaves the guest booting: its tasks then
+ * start in /tmp with the agent's message. */
+static void write_share_mount(FILE *f, unsigned i, const char *path)
+{
+	char tag[32];
+
+	snprintf(tag, sizeof(tag), SHARED_DIR_TAG_FMT, i);
+	fputs("  - - sh\n"
+	      "    - -c\n"
+	      "    - 'mkdir -p \"$2\" && { mountpoint -q \"$2\" || "
+	      "mount -t 9p -o \"$3\" \"$1\" \"$2\"; } || "
+	      "echo \"slurm-vm: share $1 not mounted at $2\" >&2'\n"
+	      "    - slurm-vm-share\n"
+	      "    - ",
+	      f);
+	yaml_str(f, tag);
+	fputs("\n    - ", f);
+	yaml_str(f, path);
+	fputs("\n    - \"" SEED_SHARE_MOUNT_OPTIONS "\"\n", f);
+}
+
 /* One authorized_keys line per entry; comments, blank lines and lines that
  * are not printable ASCII are left out. */
 static void write_ssh_keys(FILE *f, const char *keys)
@@ -187,6 +210,8 @@ int seed_user_data(const struct seed_params *p, char **out)
 	write_groupadd(f, &u->primary);
 	for (size_t i = 0; i < u->n_groups; i++)
 		write_groupadd(f, &u->groups[i]);
+	for (unsigned i = 0; i < p->n_shares; i++)
+		write_share_mount(f, i, p->shares[i]);
 	fputs("  - - sh\n    - -c\n    - |\n", f);
 	for (const char *l = agent_start_script; *l;) {
 		size_t n = strcspn(l, "\n");

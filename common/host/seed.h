@@ -24,6 +24,10 @@
 #define SEED_AGENT_NAME	  "slurm-vm-agent"
 #define SEED_SSH_KEYS_MAX (64u * 1024)
 #define SEED_GENISOIMAGE  "/usr/bin/genisoimage"
+/* How the guest mounts a share (SharedDirs=, 9p): large messages, and
+ * cache=mmap so that writable shared mmap works. */
+#define SEED_SHARE_MOUNT_OPTIONS \
+	"trans=virtio,version=9p2000.L,msize=524288,cache=mmap"
 
 struct seed_params {
 	uint32_t job_id;
@@ -37,6 +41,11 @@ struct seed_params {
 	 * lines appended to its /etc/hosts (NULL: none) */
 	const char *network_config;
 	const char *hosts;
+	/* host directories the guest mounts at the same path before the
+	 * agent starts (a bootcmd each), share i by the 9p tag
+	 * SHARED_DIR_TAG_FMT i, as the domain names it */
+	char *const *shares;
+	unsigned n_shares;
 };
 
 /* The three documents, malloc'd. */

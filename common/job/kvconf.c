@@ -39,8 +39,8 @@ static const char *kv_suggest(const struct kv_table *t, const char *name)
 
 static int parse_bool(const char *v, bool *out)
 {
-	static const char *const yes[] = {"yes", "true", "1", "on"};
-	static const char *const no[] = {"no", "false", "0", "off"};
+	static const char *const yes[] = { "yes", "true", "1", "on" };
+	static const char *const no[] = { "no", "false", "0", "off" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
 		if (strcasecmp(v, yes[i]) == 0) {
@@ -81,7 +81,7 @@ static int kv_store_pathlist(const struct kv_key *k, char ***field,
 			     const char *v, const char *where)
 {
 	char **list = NULL;
-	int r = strv_split(v, ':', &list);
+	int r = strv_split(v, k->sep ?: ':', &list);
 
 	if (r < 0)
 		return r;
@@ -309,7 +309,8 @@ void kv_free(const struct kv_table *t, void *obj)
 
 void kv_print(const struct kv_table *t, const void *obj, FILE *out)
 {
-	static const char *const levels[] = {"error", "warn", "info", "debug"};
+	static const char *const levels[] = { "error", "warn", "info",
+					      "debug" };
 
 	for (size_t i = 0; i < t->n_keys; i++) {
 		const struct kv_key *k = &t->keys[i];
@@ -324,11 +325,14 @@ void kv_print(const struct kv_table *t, const void *obj, FILE *out)
 		case KV_CHOICE:
 			s = *(char *const *)field;
 			break;
-		case KV_PATHLIST:
+		case KV_PATHLIST: {
+			const char sep[2] = { k->sep ?: ':', '\0' };
+
 			s = joined = strv_join(
 				(const char *const *)*(char **const *)field,
-				":");
+				sep);
 			break;
+		}
 		case KV_BOOL:
 			s = *(const bool *)field ? "yes" : "no";
 			break;

@@ -14,7 +14,7 @@
 enum kv_type {
 	KV_STRING,   /* char * */
 	KV_PATH,     /* char *, absolute */
-	KV_PATHLIST, /* char **, ':'-separated absolute paths */
+	KV_PATHLIST, /* char **, absolute paths separated by sep (':') */
 	KV_BOOL,     /* bool */
 	KV_UINT,     /* unsigned, 0..max */
 	KV_U64,	     /* uint64_t, 0..max */
@@ -30,6 +30,7 @@ struct kv_key {
 	const char *const *choices; /* KV_ENUM, KV_CHOICE */
 	uint64_t max;		    /* KV_UINT, KV_U64 */
 	const char *defval;	    /* applied by kv_defaults() */
+	char sep;		    /* KV_PATHLIST; 0: ':' */
 };
 
 struct kv_table {

@@ -2,8 +2,10 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kvconf.h"
 #include "log.h"
@@ -15,6 +17,7 @@ static const char *const binding_choices[] = { "prebound", "managed", NULL };
 static const char *const attach_choices[] = { "vfio", "emulate", NULL };
 static const char *const domain_types[] = { "kvm", "qemu", NULL };
 static const char *const job_networks[] = { "none", "vxlan", NULL };
+static const char *const share_transports[] = { "9p", "virtiofs", NULL };
 static const char *const cpu_modes[] = { "host-passthrough", "host-model",
 					 "maximum", NULL };
 
@@ -70,6 +73,9 @@ static const struct kv_key keys[] = {
 	K("VfioDir", KV_PATH, vfio_dir, .defval = "/dev/vfio"),
 	K("IbvfAutoDetect", KV_BOOL, ibvf_autodetect, .defval = "no"),
 	K("TaskTmpDir", KV_STRING, task_tmpdir, .defval = "/tmp"),
+	K("SharedDirs", KV_PATHLIST, shared_dirs, .sep = ','),
+	K("SharedDirTransport", KV_ENUM, shared_dir_transport,
+	  .choices = share_transports, .defval = "9p"),
 	K("JobNetwork", KV_ENUM, job_network, .choices = job_networks,
 	  .defval = "none"),
 	K("JobNetworkUnderlay", KV_STRING, jobnet_underlay),
@@ -169,6 +175,95 @@ static int vmconf_check_jobnet(struct vmconf *conf, const char *path)
 	return 0;
 }
 
+size_t vmconf_n_shared_dirs(const struct vmconf *conf)
+{
+	size_t n = 0;
+
+	while (conf->shared_dirs && conf->shared_dirs[n])
+		n++;
+	return n;
+}
+
+int vmconf_shared_dir_usable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+/* A share's path reaches the domain XML, the seed's YAML and the guest's
+ * mount(8) as is: absolute, normalized, and of characters none of them
+ * reads specially. "/" would hide the guest's own root. */
+static bool share_path_ok(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (s[0] != '/' || len < 2 || len > SHARED_DIR_PATH_MAX)
+		return false;
+	for (const char *c = s; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("/._+@-", *c))
+			return false;
+	/* each component: not empty, not "." or ".." */
+	for (const char *c = s + 1; c;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c = c[n] ? c + n + 1 : NULL;
+	}
+	return true;
+}
+
+/* Is @inner the same directory as @outer or below it? */
+static bool path_within(const char *inner, const char *outer)
+{
+	size_t n = strlen(outer);
+
+	return strncmp(inner, outer, n) == 0 &&
+	       (inner[n] == '\0' || inner[n] == '/');
+}
+
+static int vmconf_check_shares(const struct vmconf *conf, const char *path)
+{
+	size_t n = vmconf_n_shared_dirs(conf);
+	char *const *d = conf->shared_dirs;
+
+	if (conf->shared_dir_transport == SHARED_DIR_VIRTIOFS)
+		return log_errno(EINVAL,
+				 "%s: SharedDirTransport=virtiofs needs the "
+				 "Rust virtiofsd, which slurm-vm does not run "
+				 "yet (the C virtiofsd of qemu-system-common "
+				 "must run as root: never); use 9p; see "
+				 "vm.conf(5)",
+				 path);
+	if (n > SHARED_DIRS_MAX)
+		return log_errno(
+			EINVAL,
+			"%s: SharedDirs: %zu directories, at most %d; "
+			"share a common parent instead; see vm.conf(5)",
+			path, n, SHARED_DIRS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		if (!share_path_ok(d[i]))
+			return log_errno(EINVAL,
+					 "%s: SharedDirs: '%s': a normalized "
+					 "absolute path other than /, of "
+					 "letters, digits and /._+@- only; "
+					 "see vm.conf(5)",
+					 path, d[i]);
+		for (size_t j = 0; j < i; j++)
+			if (path_within(d[i], d[j]) || path_within(d[j], d[i]))
+				return log_errno(EINVAL,
+						 "%s: SharedDirs: '%s' and "
+						 "'%s' overlap; list only the "
+						 "outer one; see vm.conf(5)",
+						 path, d[j], d[i]);
+	}
+	return 0;
+}
+
 int vmconf_load(struct vmconf *conf, const char *path)
 {
 	int r;
@@ -192,6 +287,8 @@ int vmconf_load(struct vmconf *conf, const char *path)
 			path, conf->task_tmpdir);
 	if (r == 0)
 		r = vmconf_check_jobnet(conf, path);
+	if (r == 0)
+		r = vmconf_check_shares(conf, path);
 	return r;
 }
 

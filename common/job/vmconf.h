@@ -67,6 +67,10 @@ struct vmconf {
 	/* tasks */
 	char *task_tmpdir; /* TMPDIR in the guest; "keep": the host's */
 
+	/* host directories the guest mounts at the same path (admin's only) */
+	char **shared_dirs;	  /* NULL-terminated; NULL or empty: none */
+	int shared_dir_transport; /* enum shared_dir_transport */
+
 	/* the job's private network (common/net/jobnet.h) */
 	int job_network;	  /* enum job_network */
 	char *jobnet_underlay;	  /* interface carrying the VXLAN */
@@ -83,6 +87,24 @@ enum job_network {
 	JOB_NETWORK_NONE = 0, /* guests have no network (the default) */
 	JOB_NETWORK_VXLAN,    /* a bridge and a VXLAN per job and node */
 };
+
+enum shared_dir_transport {
+	SHARED_DIR_9P = 0,   /* served by qemu itself, as the job user */
+	SHARED_DIR_VIRTIOFS, /* needs the Rust virtiofsd: refused for now */
+};
+
+/* A guest's shares: each is a PCI device and a mount in the guest. */
+#define SHARED_DIRS_MAX 16
+/* Longest share path: the seed and the domain carry it as is. */
+#define SHARED_DIR_PATH_MAX 1024
+
+/* The 9p mount tag of share @i, in the domain and in the guest's mount. */
+#define SHARED_DIR_TAG_FMT "svmshare%u"
+
+/* Number of SharedDirs= entries (0 when none). */
+size_t vmconf_n_shared_dirs(const struct vmconf *conf);
+/* Can qemu share @path on this node: 0, -ENOTDIR or stat's -errno. */
+int vmconf_shared_dir_usable(const char *path);
 
 /* Default path: dirname($SLURM_CONF or /etc/slurm/slurm.conf)/vm.conf. */
 char *vmconf_default_path(void);

@@ -6,7 +6,8 @@
  * SPANK_* values.
  *
  *   svm-submit-raw WORKDIR SCRIPT-TEXT [NAME=VALUE...]   -> prints the job id
- * Each NAME=VALUE reaches the Prolog as SPANK_NAME=VALUE.
+ * Each NAME=VALUE reaches the Prolog as SPANK_NAME=VALUE. The job's
+ * environment is PATH and the caller's HOME.
  */
 #include "config.h"
 
@@ -24,7 +25,8 @@ int main(int argc, char **argv)
 	job_desc_msg_t desc;
 	submit_response_msg_t *resp = NULL;
 	char out[4096];
-	char *env[] = { "PATH=/usr/bin:/bin", NULL };
+	char home[4096];
+	char *env[] = { "PATH=/usr/bin:/bin", home, NULL };
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: %s WORKDIR SCRIPT [NAME=VALUE...]\n",
@@ -39,13 +41,16 @@ int main(int argc, char **argv)
 	snprintf(out, sizeof(out), "%s/raw-%%j.out", argv[1]);
 	desc.std_out = out;
 	desc.script = argv[2];
+	/* as sbatch exports it: Slurm itself sets no HOME */
+	snprintf(home, sizeof(home), "HOME=%s", getenv("HOME") ?: "/");
 	desc.environment = env;
-	desc.env_size = 1;
+	desc.env_size = 2;
 	desc.min_nodes = 1;
 	desc.spank_job_env = argv + 3;
 	desc.spank_job_env_size = (uint32_t)(argc - 3);
 	if (slurm_submit_batch_job(&desc, &resp) != SLURM_SUCCESS) {
-		fprintf(stderr, "submit: %s\n", slurm_strerror(slurm_get_errno()));
+		fprintf(stderr, "submit: %s\n",
+			slurm_strerror(slurm_get_errno()));
 		return 1;
 	}
 	printf("%u\n", resp->job_id);

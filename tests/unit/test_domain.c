@@ -328,6 +328,27 @@ static void test_uefi(void **state)
 	assert_null(xml);
 }
 
+/* libvirt's schema takes c->xml (virt-xml-validate, where installed). */
+static void assert_libvirt_accepts(struct ctx *c, const char *what)
+{
+	char path[] = "/tmp/svm-domain-XXXXXX", cmd[256];
+	int fd, rc;
+
+	if (system("command -v virt-xml-validate >/dev/null 2>&1") != 0)
+		return;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, c->xml, strlen(c->xml)),
+			 (ssize_t)strlen(c->xml));
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "virt-xml-validate %s domain >/dev/null 2>&1", path);
+	rc = system(cmd);
+	unlink(path);
+	if (rc != 0)
+		fail_msg("virt-xml-validate refuses %s:\n%s", what, c->xml);
+}
+
 /* A three-file image under the overlay: every file is named with its own
  * format, in order, and the chain ends after the last. Before, only the top
  * was named and qemu read the rest of the disk as zeros. libvirt's schema
@@ -340,10 +361,8 @@ static void test_backing_chain(void **state)
 		{ "/img/mid.qcow2", "qcow2" },
 		{ "/img/bottom.raw", "raw" },
 	};
-	char path[] = "/tmp/svm-domain-chain-XXXXXX", cmd[256];
 	const char *disk = "//disk[@device='disk']";
 	char expr[256];
-	int fd, rc;
 
 	base_params(&p);
 	p.image = "/img/top.qcow2";
@@ -382,19 +401,7 @@ static void test_backing_chain(void **state)
 	snprintf(expr, sizeof(expr), "count(%s//source)", disk);
 	assert_xpath(c, expr, "4");
 
-	if (system("command -v virt-xml-validate >/dev/null 2>&1") != 0)
-		return;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, c->xml, strlen(c->xml)),
-			 (ssize_t)strlen(c->xml));
-	close(fd);
-	snprintf(cmd, sizeof(cmd),
-		 "virt-xml-validate %s domain >/dev/null 2>&1", path);
-	rc = system(cmd);
-	unlink(path);
-	if (rc != 0)
-		fail_msg("virt-xml-validate refuses the chain:\n%s", c->xml);
+	assert_libvirt_accepts(c, "the chain");
 }
 
 /* libxml2 rewrites bytes that are not UTF-8, so qemu would open another
@@ -452,6 +459,59 @@ static void test_job_network(void **state)
 	p.net_tap = NULL;
 	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
 	p.net_tap = "../x";
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	assert_null(xml);
+}
+
+/* SharedDirs=: one 9p filesystem per share, served by qemu with its own
+ * (the job user's) rights, tagged by index; none without shares. */
+static void test_shares(void **state)
+{
+	struct ctx *c = *state;
+	struct domain_params p;
+	char *const shares[] = { "/home", "/scratch/proj" };
+	char *const bad[] = { "/home", "relative" };
+	char *const latin1[] = { "/caf\xe9" };
+	const char *fs = "/domain/devices/filesystem";
+	char expr[128];
+	char *xml = NULL;
+
+	base_params(&p);
+	p.run_as_user = true;
+	build(c, &p);
+	assert_xpath(c, "count(/domain/devices/filesystem)", "0");
+	p.shares = shares;
+	p.n_shares = 2;
+	build(c, &p);
+	assert_xpath(c, "count(/domain/devices/filesystem)", "2");
+	for (unsigned i = 0; i < 2; i++) {
+		char want[32];
+
+		snprintf(expr, sizeof(expr), "%s[%u]/@type", fs, i + 1);
+		assert_xpath(c, expr, "mount");
+		snprintf(expr, sizeof(expr), "%s[%u]/@accessmode", fs, i + 1);
+		assert_xpath(c, expr, "squash");
+		snprintf(expr, sizeof(expr), "%s[%u]/@multidevs", fs, i + 1);
+		assert_xpath(c, expr, "remap");
+		snprintf(expr, sizeof(expr), "%s[%u]/source/@dir", fs, i + 1);
+		assert_xpath(c, expr, shares[i]);
+		snprintf(expr, sizeof(expr), "%s[%u]/target/@dir", fs, i + 1);
+		snprintf(want, sizeof(want), SHARED_DIR_TAG_FMT, i);
+		assert_xpath(c, expr, want);
+	}
+	/* qemu, which serves them, runs as the job user */
+	assert_xpath(c, "/domain/seclabel/label", "+1000:+0");
+	assert_libvirt_accepts(c, "the shares");
+
+	p.shares = bad;
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	p.shares = latin1;
+	p.n_shares = 1;
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	p.shares = NULL;
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	p.shares = shares;
+	p.n_shares = SHARED_DIRS_MAX + 1;
 	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
 	assert_null(xml);
 }
@@ -520,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_backing_chain),
 		cmocka_unit_test(test_path_encoding),
 		cmocka_unit_test(test_job_network),
+		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_hugepages),
 	};

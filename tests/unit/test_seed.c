@@ -225,6 +225,52 @@ static void test_job_network(void **state)
 	free(path);
 }
 
+/* SharedDirs=: one bootcmd per share, before the agent's, mounting the
+ * domain's tag at the host path with the 9p options; cloud-init takes it,
+ * and the command run with a stand-in mount(8) mounts exactly that. */
+static void test_shares(void **state)
+{
+	struct seed_params p = params();
+	char *const shares[] = { "/home", "/scratch/a b\"c" };
+	char *doc, *path, *bin;
+
+	p.shares = shares;
+	p.n_shares = 2;
+	assert_int_equal(seed_user_data(&p, &doc), 0);
+	path = write_tmp("user-data-shares", doc);
+	if (access("/usr/bin/cloud-init", X_OK) == 0)
+		assert_int_equal(
+			run("/usr/bin/cloud-init schema -c %s >/dev/null 2>&1",
+			    path),
+			0);
+	bin = write_tmp("mount", "#!/bin/sh\necho \"$@\" >>\"$0.log\"\n");
+	assert_int_equal(chmod(bin, 0755), 0);
+	write_tmp("mountpoint", "#!/bin/sh\nexit 1\n");
+	assert_int_equal(run("chmod 755 %s/mountpoint", top), 0);
+	assert_int_equal(
+		run("/usr/bin/python3 -c 'import sys, yaml, subprocess, os; "
+		    "top = os.path.dirname(sys.argv[1]); "
+		    "b = yaml.safe_load(open(sys.argv[1]))[\"bootcmd\"]; "
+		    "m = [c for c in b if c[3:4] == [\"slurm-vm-share\"]]; "
+		    "assert len(m) == 2 and b.index(m[1]) == len(b) - 2, b; "
+		    "assert m[0][4:6] == [\"svmshare0\", \"/home\"], m; "
+		    "assert m[1][4:6] == [\"svmshare1\", "
+		    "\"/scratch/a b\\\"c\"], m; "
+		    "env = dict(os.environ, PATH=top + \":/usr/bin:/bin\"); "
+		    "c = m[1][:4] + [m[1][4], top + \"/mnt\", m[1][6]]; "
+		    "subprocess.run(c, env=env, check=True); "
+		    "got = open(top + \"/mount.log\").read(); "
+		    "want = \"-t 9p -o trans=virtio,version=9p2000.L,"
+		    "msize=524288,cache=mmap svmshare1 \" + top + \"/mnt\\n\"; "
+		    "assert got == want, (got, want); "
+		    "assert os.path.isdir(top + \"/mnt\")' %s",
+		    path),
+		0);
+	free(doc);
+	free(path);
+	free(bin);
+}
+
 static void test_iso(void **state)
 {
 	struct seed_params p = params();
@@ -404,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_bad_names_refused),
 		cmocka_unit_test(test_cloud_init_schema),
 		cmocka_unit_test(test_job_network),
+		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_iso),
 		cmocka_unit_test(test_read_file_as_user),
 		cmocka_unit_test(test_teardown_seed_and_detach),

@@ -105,10 +105,12 @@ static void test_bad_values(void **state)
 		{ "DomainType=xen\n", "expected one of kvm, qemu" },
 		{ "AllowRoot=maybe\n", "expected yes or no" },
 		{ "StateDir=relative/dir\n", "must be an absolute path" },
-		{ "ImageDirs=/ok:relative\n", "'relative' must be an absolute path" },
+		{ "ImageDirs=/ok:relative\n",
+		  "'relative' must be an absolute path" },
 		{ "LogLevel=loud\n", "expected error, warn, info or debug" },
 		{ "NoEquals\n", "expected Key=Value" },
-		{ "BootTimeout=1\nboottimeout=2\n", "BootTimeout is set twice" },
+		{ "BootTimeout=1\nboottimeout=2\n",
+		  "BootTimeout is set twice" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -119,6 +121,68 @@ static void test_bad_values(void **state)
 				 last_error, cases[i].expect);
 		vmconf_free(&conf);
 	}
+}
+
+/* SharedDirs=: the admin's list, each path as the domain, the seed and the
+ * guest's mount(8) take it; 9p is the only transport this build runs. */
+static void test_shared_dirs(void **state)
+{
+	static const struct {
+		const char *text, *expect;
+	} bad[] = {
+		{ "SharedDirs=/\n", "'/': a normalized absolute path" },
+		{ "SharedDirs=/home/\n", "'/home/': a normalized" },
+		{ "SharedDirs=/a/../etc\n", "'/a/../etc': a normalized" },
+		{ "SharedDirs=/a/./b\n", "'/a/./b': a normalized" },
+		{ "SharedDirs=/a//b\n", "'/a//b': a normalized" },
+		{ "SharedDirs=/a b\n", "'/a b': a normalized" },
+		{ "SharedDirs=/a\"b\n", "letters, digits and /._+@- only" },
+		{ "SharedDirs=home\n", "'home' must be an absolute path" },
+		{ "SharedDirs=/home,/home/x\n",
+		  "'/home' and '/home/x' overlap" },
+		{ "SharedDirs=/scratch/a,/scratch\n", "overlap" },
+		{ "SharedDirs=/d,/d\n", "'/d' and '/d' overlap" },
+		{ "SharedDirs=/1,/2,/3,/4,/5,/6,/7,/8,/9,/10,/11,/12,/13,/14,"
+		  "/15,/16,/17\n",
+		  "17 directories, at most 16" },
+		{ "SharedDirTransport=virtiofs\n", "needs the Rust virtiofsd" },
+		{ "SharedDirTransport=nfs\n", "expected one of 9p, virtiofs" },
+	};
+	struct vmconf conf;
+
+	assert_int_equal(vmconf_load(&conf, NULL), 0);
+	assert_int_equal(vmconf_n_shared_dirs(&conf), 0);
+	assert_int_equal(conf.shared_dir_transport, SHARED_DIR_9P);
+	vmconf_free(&conf);
+	assert_int_equal(load_text(&conf, "SharedDirs=/home,/scratch,"
+					  "/home2,/srv/a.b_c+d@e-f\n"
+					  "SharedDirTransport=9p\n"),
+			 0);
+	assert_int_equal(vmconf_n_shared_dirs(&conf), 4);
+	assert_string_equal(conf.shared_dirs[0], "/home");
+	assert_string_equal(conf.shared_dirs[1], "/scratch");
+	assert_string_equal(conf.shared_dirs[2], "/home2");
+	vmconf_free(&conf);
+	assert_int_equal(load_text(&conf, "SharedDirs=\n"), 0);
+	assert_int_equal(vmconf_n_shared_dirs(&conf), 0);
+	vmconf_free(&conf);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(load_text(&conf, bad[i].text), -EINVAL);
+		if (!strstr(last_error, bad[i].expect))
+			fail_msg("'%s': got '%s', want '%s'", bad[i].text,
+				 last_error, bad[i].expect);
+		vmconf_free(&conf);
+	}
+}
+
+/* What the prolog and check-config ask of a share on the node. */
+static void test_shared_dir_usable(void **state)
+{
+	assert_int_equal(vmconf_shared_dir_usable("/tmp"), 0);
+	assert_int_equal(vmconf_shared_dir_usable(SRCDIR "/doc/vm.conf.5"),
+			 -ENOTDIR);
+	assert_int_equal(vmconf_shared_dir_usable("/nonexistent/scratch"),
+			 -ENOENT);
 }
 
 static void test_missing_file(void **state)
@@ -161,8 +225,9 @@ static void test_every_key_documented(void **state)
 		snprintf(bi, sizeof(bi), ".BI %s=", *k);
 		snprintf(br, sizeof(br), ".BR %s=", *k);
 		if (!strstr(man, bi) && !strstr(man, br))
-			fail_msg("vm.conf key %s is not documented in vm.conf(5)",
-				 *k);
+			fail_msg(
+				"vm.conf key %s is not documented in vm.conf(5)",
+				*k);
 	}
 }
 
@@ -173,6 +238,8 @@ int main(void)
 		cmocka_unit_test(test_values_case_insensitive),
 		cmocka_unit_test(test_typo_suggests_key),
 		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_shared_dirs),
+		cmocka_unit_test(test_shared_dir_usable),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_default_path_follows_slurm_conf),
 		cmocka_unit_test(test_every_key_documented),
