@@ -19,3 +19,9 @@ bench: all $(check_PROGRAMS)
 	$(top_srcdir)/bench/run.sh "$(abs_top_builddir)"
 .PHONY: bench
 dist_noinst_DATA += bench/RESULTS.md
+
+# The network probe of the test guest (tests/guest/files/net_bench.c), for
+# the host end of bench/net_bench.sh's peer (node namespace to node
+# namespace over the underlay): the same code at both ends.
+noinst_PROGRAMS += bench/net_bench
+bench_net_bench_SOURCES = tests/guest/files/net_bench.c
