@@ -133,6 +133,9 @@ send -s "$spoof" "$peer" "$port" A-spoofed-ip
 ip addr del "$spoof/32" dev job0
 orig=$(cat /sys/class/net/job0/address)
 ip link set job0 address "$fake"
+# The MAC change flushed the neighbours: no ARP with the fake MAC, the
+# datagram itself must be dropped.
+arp -i job0 -s "$peer" "$peer_mac"
 send "$peer" "$port" A-spoofed-mac
 ip link set job0 address "$orig"
 send "$peer" "$port" A-genuine-2
