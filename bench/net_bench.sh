@@ -106,16 +106,17 @@ median() {
 	tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '
 		{ v[NR] = $1 } END { printf "%.1f", v[int((NR + 1) / 2)] }'
 }
-ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+ratio() { printf '%.3f' "$(echo "$1 / $2" | bc -l)"; }
 for f in guest_rtt guest_p90 guest_tput node_rtt node_p90 node_tput; do
 	declare "m_$f=$(median "${samples[$f]}")"
 done
 
 echo "net_bench: medians of $n runs; $rounds round trips of 64 bytes, $mib MiB bulk"
-printf '%-44s %12s %12s %12s\n' "" "rtt median" "rtt p90" throughput
-printf '%-44s %9s us %9s us %6s MiB/s\n' "guest n1 -> guest n2 (job network, $note)" \
+echo "net_bench: guests: $note"
+printf '%-36s %12s %12s %12s\n' "" "rtt median" "rtt p90" throughput
+printf '%-36s %9s us %9s us %6s MiB/s\n' "guest n1 -> guest n2 (job network)" \
 	"$m_guest_rtt" "$m_guest_p90" "$m_guest_tput"
-printf '%-44s %9s us %9s us %6s MiB/s\n' "node n1 -> node n2 (underlay)" \
+printf '%-36s %9s us %9s us %6s MiB/s\n' "node n1 -> node n2 (underlay)" \
 	"$m_node_rtt" "$m_node_p90" "$m_node_tput"
 g="guest-to-guest TCP over the job network"
 h="node-to-node TCP over the underlay"
