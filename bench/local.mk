@@ -26,3 +26,9 @@ noinst_PROGRAMS += bench/share_ops
 bench_share_ops_SOURCES = bench/share_ops.c
 bench_share_ops_CFLAGS = -std=gnu11 $(WARN_CFLAGS)
 bench_share_ops_LDFLAGS = -all-static
+
+# The network probe of the test guest (tests/guest/files/net_bench.c), for
+# the host end of bench/net_bench.sh's peer (node namespace to node
+# namespace over the underlay): the same code at both ends.
+noinst_PROGRAMS += bench/net_bench
+bench_net_bench_SOURCES = tests/guest/files/net_bench.c

@@ -14,7 +14,8 @@
 #   guest_node_up [WHAT]  ok/fail: the node is still in service (after WHAT)
 #   guest_nothing_left JOBID [NODE]  ok/fail: no domain, qemu, overlay,
 #                       relay or state directory of the job's guest remains
-#                       (on NODE of a `harness_start N` cluster)
+#                       (on NODE of a `harness_start N` cluster; there also
+#                       no link or nftables table of the job network)
 #   guest_leftovers JOBID [NODE]     the same as words ("domain overlay
 #                       ..."), empty when nothing remains
 #   guest_mpi_ranks_ok < OUTPUT   the ranks of svm-mpi-allreduce whose
@@ -121,6 +122,14 @@ guest_leftovers() {
 		left+=" qemu"
 		break
 	done
+	# With NODE: the job network's links (svmb/svmx/svmt<job hex>) and
+	# nftables tables.
+	if [ -n "$node" ]; then
+		"${ex[@]}" ip -o link 2>/dev/null |
+			grep -q " svm[bxt]$(printf %08x "$job")[:@]" && left+=" jobnet-link"
+		"${ex[@]}" nft list tables 2>/dev/null |
+			grep -q " svm_job_$job\$" && left+=" nft-table"
+	fi
 	echo "${left# }"
 }
 

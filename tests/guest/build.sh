@@ -14,8 +14,11 @@
 #                Debian's qemu-guest-agent (/usr/sbin/qemu-ga, with the
 #                shared libraries it needs and the dynamic loader), started
 #                when the domain has an org.qemu.guest_agent.0 port;
-#                the MPI and PMI test programs: svm-pmi-check (PMI-1/PMI-2
-#                wire protocol over PMI_FD, static) and svm-mpi-allreduce
+#                the MPI, PMI and network test programs: svm-pmi-check
+#                (PMI-1/PMI-2 wire protocol over PMI_FD, static),
+#                svm-net-bench (UDP sink/sender, TCP latency and
+#                throughput, static; the host's is build/bench/net_bench)
+#                and svm-mpi-allreduce
 #                (C, built here against libmpich-dev) with Debian's MPICH
 #                libraries (libmpich12 and the libraries it needs)
 #   cmdline      the kernel command line to boot it with
@@ -39,7 +42,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,23s/^# \{0,1\}//p' "$0"
+	sed -n '2,31s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 
@@ -305,6 +308,9 @@ cflags="-O2 -Wall -Wextra -Werror"
 gcc $cflags -static -o "$tmp/svm-pmi-check" "$here/files/pmi_check.c" ||
 	die "cannot build files/pmi_check.c"
 # shellcheck disable=SC2086
+gcc $cflags -static -o "$tmp/svm-net-bench" "$here/files/net_bench.c" ||
+	die "cannot build files/net_bench.c"
+# shellcheck disable=SC2086
 mpicc.mpich $cflags -o "$tmp/svm-mpi-allreduce" "$here/files/mpi_allreduce.c" ||
 	die "cannot build files/mpi_allreduce.c with mpicc.mpich (libmpich-dev)"
 q=$tmp/dyn
@@ -319,6 +325,7 @@ mkdir -p "$r/lib/x86_64-linux-gnu" "$r/lib64" "$r/var"
 install -m 755 "$q/usr/sbin/qemu-ga" "$r/usr/sbin/qemu-ga"
 install -m 755 "$tmp/svm-mpi-allreduce" "$r/usr/bin/svm-mpi-allreduce"
 install -m 755 "$tmp/svm-pmi-check" "$r/usr/bin/svm-pmi-check"
+install -m 755 "$tmp/svm-net-bench" "$r/usr/bin/svm-net-bench"
 install -m 755 "$dyn_ld" "$r/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
 ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$r/lib64/ld-linux-x86-64.so.2"
 for prog in "$q/usr/sbin/qemu-ga" "$tmp/svm-mpi-allreduce"; do
