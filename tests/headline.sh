@@ -49,6 +49,9 @@ say "starting the test cluster: nodes n1 and n2, each with its own libvirtd"
 # TCG: two guests boot at once on this machine's cores.
 HARNESS_NODE_COUNT=2 guest_cluster_start 300 JobNetwork=vxlan \
 	JobNetworkUnderlay=eth0
+# The users' directories in the guests at the same paths: the job runs in
+# its submit directory there.
+harness_vmconf_set SharedDirs "$HARNESS_WORK"
 guest_catalog_entry testguest \
 	"Description=slurm-vm test guest (Debian kernel, busybox, agent, MPICH)"
 user=svmtest

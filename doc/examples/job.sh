@@ -34,6 +34,13 @@ echo "--- each guest's hostname and kernel: srun -N2 --ntasks-per-node=1"
 # shellcheck disable=SC2016 # expanded in the guest
 srun -N2 --ntasks-per-node=1 sh -c 'echo "guest $(hostname): kernel $(uname -r)"'
 
+# With vm.conf SharedDirs= holding the submit directory, the tasks start in
+# it, inside the guest, and what they write there is on the host.
+echo "--- the working directory in each guest: srun -N2 --ntasks-per-node=1 pwd"
+# shellcheck disable=SC2016 # expanded in the guest
+srun -N2 --ntasks-per-node=1 sh -c 'echo "guest $(hostname): in $(pwd)" >"out.$(hostname)"'
+cat out.* && rm -f out.*
+
 echo "--- vCPU pinning of $(hostname)'s guest: virsh -r vcpupin $domain (vCPU: host CPU)"
 if command -v virsh >/dev/null 2>&1; then
 	virsh_ro vcpupin "$domain" | sed -n 's/^ *\([0-9][0-9]*\) *\([0-9].*\)/vCPU \1 -> host CPU \2/p'

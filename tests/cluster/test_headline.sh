@@ -59,6 +59,12 @@ by_node=$(awk -v j="job $job: " '
 		if (pid in node) print node[pid] " " rest
 	}' <<<"$vmlog")
 
+workdir=$(sed -n 's/^.*job\.sh (as [a-z0-9]*, in \(.*\))$/\1/p' "$log" | head -1)
+if grep -q "couldn't chdir" <<<"$out"; then
+	fail "a task could not enter the submit directory: $(grep -m1 "couldn't chdir" <<<"$out")"
+else
+	ok "no task fell back from the submit directory to /tmp"
+fi
 guest_kernel=$(file -bL "$repo/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
 kernels=$(grep -c '^guest n[12]: kernel ' <<<"$out" || true)
 for node in n1 n2; do
@@ -68,6 +74,14 @@ for node in n1 n2; do
 		ok "$node: one guest, on $node's libvirtd, hostname $node, the test guest's kernel $guest_kernel (host: $(uname -r))"
 	else
 		fail "$node: guest kernel lines: $(grep '^guest .*: kernel' <<<"$out" | tr '\n' ' ') (the test guest's is '$guest_kernel'); domains: $(grep ': domain ' <<<"$guests" | tr '\n' ' ')"
+	fi
+
+	# SharedDirs=: the task starts in the submit directory, in the guest,
+	# and what it writes there is on the host for the batch script.
+	if [ -n "$workdir" ] && grep -qx "guest $node: in $workdir" <<<"$out"; then
+		ok "$node: the guest's task started in the submit directory $workdir and its file reached the host"
+	else
+		fail "$node: working directory lines: $(grep "^guest $node: in " <<<"$out" | tr '\n' ' ') (submit directory '$workdir')"
 	fi
 
 	# Pinning: every "vCPU->PU" pair of this node's plan, as this node's
