@@ -47,8 +47,9 @@ enum prolog_result prolog_bind_devices(struct prolog *p);
 
 /* JobNetwork=vxlan: the job's nodes and their NodeAddr from slurmctld,
  * then the job's bridge, VXLAN and filters here (journaled). slurmctld not
- * answering or a node list that cannot be planned is the job's fault, the
- * underlay or the setup failing the node's. */
+ * answering, more nodes than JobNetworkSubnet holds or a peer's unusable
+ * NodeAddr is the job's fault; the underlay (missing, MTU too small), this
+ * node's own NodeAddr, its vm.conf or the setup failing is the node's. */
 enum prolog_result prolog_network(struct prolog *p);
 
 /* Overlay, seed, devices, domain, relay, then wait for the agent; every host
