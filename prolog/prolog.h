@@ -32,6 +32,7 @@ struct prolog {
 	char *state_path;
 	int state_fd; /* -1 until prolog_statedir() */
 	bool reason_recorded;
+	char reason[512]; /* the recorded reason's first line */
 };
 
 /* Creates the job's root-owned state directory. */
@@ -39,6 +40,13 @@ enum prolog_result prolog_statedir(struct prolog *p);
 /* Writes the reason the job's steps fail with (and the console tail). */
 void prolog_record_reason(struct prolog *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Tells slurmctld (prolog/fault.c): a node fault drains this node with
+ * @reason (when slurmd runs the prolog); a job fault in a job of several
+ * nodes ends the whole job FAILED, @reason naming this node in its
+ * AdminComment. */
+void prolog_report_node_fault(uint32_t job_id, const char *reason);
+void prolog_report_job_fault(uint32_t job_id, const char *reason);
 
 /* DeviceAttach=vfio: DeviceBinding=managed detaches each planned function
  * to vfio-pci (journaled DETACH); prebound checks each is on vfio-pci and
