@@ -17,6 +17,9 @@
 #                       (on NODE of a `harness_start N` cluster)
 #   guest_leftovers JOBID [NODE]     the same as words ("domain overlay
 #                       ..."), empty when nothing remains
+#   guest_jobnet_nothing_left NODE   ok/fail: NODE (of a `harness_start N`
+#                       cluster) keeps no link (bridge, VXLAN, tap) or
+#                       nftables table of any job network
 
 guest_cluster_start() {
 	local kv
@@ -128,5 +131,16 @@ guest_nothing_left() { # guest_nothing_left JOB [NODE]
 		ok "job $1: nothing left on ${2:-the node}"
 	else
 		fail "job $1 left${2:+ on $2}: $left"
+	fi
+}
+
+guest_jobnet_nothing_left() { # guest_jobnet_nothing_left NODE
+	local left
+	left=$(harness_node_exec "$1" ip -o link 2>&1 | grep -o ' svm[^:@]*' | tr '\n' ' ')
+	left+=$(harness_node_exec "$1" nft list tables 2>&1 | grep -o 'svm_job_.*' | tr '\n' ' ')
+	if [ -z "$left" ]; then
+		ok "$1: no link or nftables table of a job network left"
+	else
+		fail "$1: job network left: $left"
 	fi
 }
