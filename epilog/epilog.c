@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "clock.h"
+#include "jobfate.h"
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
@@ -63,6 +64,37 @@ static int epilog_reclaim(const struct vmconf *conf, uint32_t job,
 	return res.node_unsafe ? -EBUSY : 0;
 }
 
+/* An earlier incarnation of the job: undone only when slurmctld says it
+ * ended (requeued since), like `slurm-vm cleanup` would; 1 when it was
+ * left alone, -EBUSY when the node is unsafe. */
+static int epilog_reclaim_earlier(const struct vmconf *conf, uint32_t job,
+				  unsigned restart)
+{
+	struct teardown_result res;
+	struct guest g;
+	char why[160] = "";
+	int r;
+
+	guest_from_job(&g, job, restart);
+	r = guest_reclaim_if_ended(conf, &g, &res, why, sizeof(why));
+	if (r == 0 || r == -EHOSTDOWN) {
+		log_info("job %u: %s left alone (%s); `slurm-vm cleanup` "
+			 "reclaims it once its job ended",
+			 job, g.name, why);
+		return 1;
+	}
+	epilog_log_phases(job, &res);
+	if (r < 0)
+		log_error("job %u: %u of %u cleanup steps of %s failed", job,
+			  res.failed, res.steps, g.name);
+	log_info("job %u: VM job ended: %s (%s): %u steps undone%s", job,
+		 g.name, why, res.steps,
+		 res.node_unsafe ? "; the guest may still hold its devices: "
+				   "draining"
+				 : "");
+	return res.node_unsafe ? -EBUSY : 0;
+}
+
 static int epilog_run(const struct vmconf *conf)
 {
 	unsigned restart, earlier[8];
@@ -79,12 +111,12 @@ static int epilog_run(const struct vmconf *conf)
 	found = r <= 0;
 	/* A job requeued because its prolog failed on some node: this
 	 * epilog ends the incarnation before (Slurm 22.05 counted the
-	 * restart first). Its next one cannot start here before we end. */
+	 * restart first). */
 	n = restart ? guest_earlier_incarnations(conf, job, restart, earlier,
 						 ARRAY_SIZE(earlier))
 		    : 0;
 	for (int i = 0; i < n; i++) {
-		int e = epilog_reclaim(conf, job, earlier[i]);
+		int e = epilog_reclaim_earlier(conf, job, earlier[i]);
 
 		found |= e <= 0;
 		if (e < 0)

@@ -104,7 +104,8 @@ int guest_take_name(const struct vmconf *conf, uint32_t job_id,
 /* The restart counts (at most @max, into @out) of job @job_id's state
  * directories below @restart that no epilog finished yet: its earlier
  * incarnations. Slurm 22.05 requeues a job whose prolog failed on a node
- * before the epilogs run, and gives them the new SLURM_JOB_RESTART_COUNT.
+ * before the epilogs run, and gives them the new SLURM_JOB_RESTART_COUNT
+ * (the epilog undoes them once slurmctld says so: jobfate.h).
  * Returns how many, or a negative errno. */
 int guest_earlier_incarnations(const struct vmconf *conf, uint32_t job_id,
 			       unsigned restart, unsigned *out, size_t max);
