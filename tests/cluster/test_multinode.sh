@@ -132,10 +132,7 @@ mpi=$(grep -c '^mpi-out: mpi: rank [01] of 2 on n[12]: allreduce sum of ranks 1,
 	fail "MPI across the guests: $(grep '^mpi-out:' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | head -5 | tr '\n' ' ')"
 for node in n1 n2; do
 	guest_nothing_left "$job" "$node"
-	left=$(harness_node_exec "$node" ip -o link 2>&1 | grep -o ' svm[^:@]*' | tr '\n' ' ')
-	left+=$(harness_node_exec "$node" nft list tables 2>&1 | grep -o 'svm_job_.*' | tr '\n' ' ')
-	[ -z "$left" ] && ok "$node: no link or nftables table of the job left" ||
-		fail "$node: left after the job: $left"
+	guest_jobnet_nothing_left "$node"
 done
 for qpid in "${qemu_pids[@]}"; do
 	[ ! -d "/proc/$qpid" ] || fail "qemu pid $qpid still runs"
