@@ -14,8 +14,10 @@
 #include <stdlib.h>
 
 #include "clock.h"
+#include "jobfate.h"
 #include "journal.h"
 #include "log.h"
+#include "macro.h"
 #include "reclaim.h"
 #include "request.h"
 #include "teardown.h"
@@ -30,30 +32,22 @@ static void epilog_log_phases(uint32_t job, const struct teardown_result *res)
 			 res->timed[i].error ? " (failed)" : "");
 }
 
-static int epilog_run(const struct vmconf *conf)
+/* Undoes incarnation @restart of job @job: 1 when it had no state here,
+ * -EBUSY when the node is unsafe. */
+static int epilog_reclaim(const struct vmconf *conf, uint32_t job,
+			  unsigned restart)
 {
 	struct teardown_result res = { 0 };
 	struct guest g;
-	uint32_t job;
-	unsigned restart;
 	double t0 = clock_now_s();
 	int r;
 
-	if (request_job_from_env(&job, &restart) < 0)
-		return 0;
-	/* gres/ibvf's view, for the admin: the devices the job returns. */
-	if (getenv("SLURM_JOB_IBVFS"))
-		log_info("job %u: epilog: SLURM_JOB_IBVFS=%s", job,
-			 getenv("SLURM_JOB_IBVFS"));
 	guest_from_job(&g, job, restart);
 	/* A prolog still booting (scancel during boot) holds the lock: its
 	 * own failure path runs first. */
 	r = guest_reclaim(conf, &g, conf->boot_timeout + 60, false, &res);
-	if (r == -ENOENT) {
-		log_info("job %u: VM job ended: no state on this node, nothing to undo",
-			 job);
-		return 0;
-	}
+	if (r == -ENOENT)
+		return 1;
 	epilog_log_phases(job, &res);
 	if (r == -EBUSY)
 		log_error("job %u: %s/%s is still locked by its prolog; "
@@ -62,12 +56,77 @@ static int epilog_run(const struct vmconf *conf)
 	else if (r < 0)
 		log_error("job %u: %u of %u cleanup steps failed", job,
 			  res.failed, res.steps);
-	log_info("job %u: VM job ended: %u steps undone in %.3fs%s", job,
-		 res.steps, clock_now_s() - t0,
+	log_info("job %u: VM job ended: %s: %u steps undone in %.3fs%s", job,
+		 g.name, res.steps, clock_now_s() - t0,
 		 res.node_unsafe ? "; the guest may still hold its devices: "
 				   "draining"
 				 : "");
 	return res.node_unsafe ? -EBUSY : 0;
+}
+
+/* An earlier incarnation of the job: undone only when slurmctld says it
+ * ended (requeued since), like `slurm-vm cleanup` would; 1 when it was
+ * left alone, -EBUSY when the node is unsafe. */
+static int epilog_reclaim_earlier(const struct vmconf *conf, uint32_t job,
+				  unsigned restart)
+{
+	struct teardown_result res;
+	struct guest g;
+	char why[160] = "";
+	int r;
+
+	guest_from_job(&g, job, restart);
+	r = guest_reclaim_if_ended(conf, &g, &res, why, sizeof(why));
+	if (r == 0 || r == -EHOSTDOWN) {
+		log_info("job %u: %s left alone (%s); `slurm-vm cleanup` "
+			 "reclaims it once its job ended",
+			 job, g.name, why);
+		return 1;
+	}
+	epilog_log_phases(job, &res);
+	if (r < 0)
+		log_error("job %u: %u of %u cleanup steps of %s failed", job,
+			  res.failed, res.steps, g.name);
+	log_info("job %u: VM job ended: %s (%s): %u steps undone%s", job,
+		 g.name, why, res.steps,
+		 res.node_unsafe ? "; the guest may still hold its devices: "
+				   "draining"
+				 : "");
+	return res.node_unsafe ? -EBUSY : 0;
+}
+
+static int epilog_run(const struct vmconf *conf)
+{
+	unsigned restart, earlier[8];
+	uint32_t job;
+	int n, r, found;
+
+	if (request_job_from_env(&job, &restart) < 0)
+		return 0;
+	/* gres/ibvf's view, for the admin: the devices the job returns. */
+	if (getenv("SLURM_JOB_IBVFS"))
+		log_info("job %u: epilog: SLURM_JOB_IBVFS=%s", job,
+			 getenv("SLURM_JOB_IBVFS"));
+	r = epilog_reclaim(conf, job, restart);
+	found = r <= 0;
+	/* A job requeued because its prolog failed on some node: this
+	 * epilog ends the incarnation before (Slurm 22.05 counted the
+	 * restart first). */
+	n = restart ? guest_earlier_incarnations(conf, job, restart, earlier,
+						 ARRAY_SIZE(earlier))
+		    : 0;
+	for (int i = 0; i < n; i++) {
+		int e = epilog_reclaim_earlier(conf, job, earlier[i]);
+
+		found |= e <= 0;
+		if (e < 0)
+			r = e;
+	}
+	if (!found)
+		log_info("job %u: VM job ended: no state on this node, "
+			 "nothing to undo",
+			 job);
+	return r < 0 ? r : 0;
 }
 
 int main(int argc, char **argv)

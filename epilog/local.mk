@@ -6,4 +6,6 @@ epilog_slurm_vm_epilog_SOURCES = epilog/front.c
 epilog_slurm_vm_epilog_LDADD = common/front/libslurmvm-front.la
 pkglibexec_PROGRAMS += epilog/slurm-vm-epilog-vm
 epilog_slurm_vm_epilog_vm_SOURCES = epilog/epilog.c
-epilog_slurm_vm_epilog_vm_LDADD = common/host/libslurmvm-host.la
+epilog_slurm_vm_epilog_vm_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
+epilog_slurm_vm_epilog_vm_LDADD = common/slurm/libslurmvm-slurm.la \
+	common/host/libslurmvm-host.la $(SLURM_LIBS)

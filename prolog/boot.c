@@ -50,6 +50,9 @@ void prolog_record_reason(struct prolog *p, const char *fmt, ...)
 	off_t size;
 	ssize_t n;
 
+	va_start(ap, fmt);
+	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
+	va_end(ap);
 	/* It may hold the guest's console and the directory's name is no
 	 * secret: root's, 0400. The job's tasks read it while still root
 	 * (spank_vm's task_init_privileged); a file of the user's here could

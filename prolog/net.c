@@ -15,6 +15,7 @@
 #include "alloc.h"
 #include "jobnet.h"
 #include "log.h"
+#include "macro.h"
 #include "prolog.h"
 
 struct job_nodes {
@@ -122,17 +123,25 @@ enum prolog_result prolog_network(struct prolog *p)
 			  job, p->alloc.node, list);
 		goto out;
 	}
-	/* A missing underlay is this node's fault, named by jobnet. */
+	/* A missing underlay is this node's fault, named by jobnet; so is a
+	 * plan this node's configuration cannot carry (-ENODEV). */
 	mtu = jobnet_underlay_mtu(p->conf.jobnet_underlay);
 	if (mtu < 0) {
 		res = PROLOG_NODE_FAULT;
 		goto out;
 	}
-	if (jobnet_plan(&p->conf, job, (const char *const *)jn.names, jn.addrs,
-			jn.n, self, mtu, &p->net) < 0) {
+	r = jobnet_plan(&p->conf, job, (const char *const *)jn.names, jn.addrs,
+			jn.n, self, mtu, &p->net);
+	if (r == -ENODEV) {
+		res = PROLOG_NODE_FAULT; /* named by jobnet_plan */
+		goto out;
+	}
+	if (r < 0) {
+		_cleanup_free_ char *cause = strdup(log_last_error());
+
 		log_error("job %u: refused: no job network can be planned for "
-			  "its nodes",
-			  job);
+			  "its nodes: %s",
+			  job, cause ? cause : "?");
 		goto out;
 	}
 	p->has_net = true;

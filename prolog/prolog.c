@@ -539,6 +539,12 @@ int main(int argc, char **argv)
 	t0 = clock_now_s();
 	log_open("slurm-vm-prolog");
 	res = prolog_run(&p);
+	if (res == PROLOG_NODE_FAULT)
+		prolog_report_node_fault(p.req.job_id, log_last_error());
+	else if (res == PROLOG_JOB_FAULT)
+		prolog_report_job_fault(p.req.job_id,
+					p.reason[0] ? p.reason
+						    : log_last_error());
 	log_info("job %u: prolog done in %.3fs: %s", p.req.job_id,
 		 clock_now_s() - t0,
 		 res == PROLOG_OK	   ? "ok"

@@ -32,6 +32,7 @@ struct prolog {
 	char *state_path;
 	int state_fd; /* -1 until prolog_statedir() */
 	bool reason_recorded;
+	char reason[512]; /* the recorded reason's first line */
 };
 
 /* Creates the job's root-owned state directory. */
@@ -40,6 +41,13 @@ enum prolog_result prolog_statedir(struct prolog *p);
 void prolog_record_reason(struct prolog *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Tells slurmctld (prolog/fault.c): a node fault drains this node with
+ * @reason (when slurmd runs the prolog); a job fault in a job of several
+ * nodes ends the whole job FAILED, @reason naming this node in its
+ * AdminComment. */
+void prolog_report_node_fault(uint32_t job_id, const char *reason);
+void prolog_report_job_fault(uint32_t job_id, const char *reason);
+
 /* DeviceAttach=vfio: DeviceBinding=managed detaches each planned function
  * to vfio-pci (journaled DETACH); prebound checks each is on vfio-pci and
  * its group is held by nobody. A failure is the node's. */
@@ -47,8 +55,9 @@ enum prolog_result prolog_bind_devices(struct prolog *p);
 
 /* JobNetwork=vxlan: the job's nodes and their NodeAddr from slurmctld,
  * then the job's bridge, VXLAN and filters here (journaled). slurmctld not
- * answering or a node list that cannot be planned is the job's fault, the
- * underlay or the setup failing the node's. */
+ * answering, more nodes than JobNetworkSubnet holds or a peer's unusable
+ * NodeAddr is the job's fault; the underlay (missing, MTU too small), this
+ * node's own NodeAddr, its vm.conf or the setup failing is the node's. */
 enum prolog_result prolog_network(struct prolog *p);
 
 /* Overlay, seed, devices, domain, relay, then wait for the agent; every host

@@ -114,6 +114,25 @@ static int scan_state_dirs(const struct vmconf *conf, struct guest_list *list)
 	return r;
 }
 
+int guest_earlier_incarnations(const struct vmconf *conf, uint32_t job_id,
+			       unsigned restart, unsigned *out, size_t max)
+{
+	struct guest_list list = { 0 };
+	size_t n = 0;
+	int r;
+
+	r = scan_state_dirs(conf, &list);
+	for (size_t i = 0; r == 0 && i < list.n && n < max; i++) {
+		const struct guest *g = &list.v[i];
+
+		if (g->job_id == job_id && g->restart < restart &&
+		    !g->torn_down)
+			out[n++] = g->restart;
+	}
+	guest_list_free(&list);
+	return r < 0 ? r : (int)n;
+}
+
 /* ---------------------------------------------------------------- XML */
 
 static xmlXPathObjectPtr xpath(xmlXPathContextPtr ctx, const char *expr)

@@ -101,6 +101,14 @@ int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed);
  * nothing kept. 0 when the name is free (or was). */
 int guest_take_name(const struct vmconf *conf, uint32_t job_id,
 		    unsigned restart, unsigned lock_wait_s);
+/* The restart counts (at most @max, into @out) of job @job_id's state
+ * directories below @restart that no epilog finished yet: its earlier
+ * incarnations. Slurm 22.05 requeues a job whose prolog failed on a node
+ * before the epilogs run, and gives them the new SLURM_JOB_RESTART_COUNT
+ * (the epilog undoes them once slurmctld says so: jobfate.h).
+ * Returns how many, or a negative errno. */
+int guest_earlier_incarnations(const struct vmconf *conf, uint32_t job_id,
+			       unsigned restart, unsigned *out, size_t max);
 /* A guest by name only (what the epilog knows): state, no domain seen. */
 void guest_from_job(struct guest *g, uint32_t job_id, unsigned restart);
 

@@ -52,7 +52,11 @@ struct jobnet_plan {
 
 /* @names and @addrs: the job's @n nodes in Slurm's order and their NodeAddr;
  * @self: this node's index; @underlay_mtu: used when JobNetworkMtu=0.
- * Every input is checked as hostile: -EINVAL (logged) when one is bad. */
+ * Every input is checked as hostile; failures are logged and say whose
+ * fault they are: -ENODEV this node's (its vm.conf, its underlay's MTU,
+ * its own name or NodeAddr), -E2BIG the job's (more nodes than
+ * JobNetworkSubnet holds), -EINVAL another node's or Slurm's (a peer's
+ * name or NodeAddr, duplicates). */
 int jobnet_plan(const struct vmconf *conf, uint32_t job_id,
 		const char *const *names, const char *const *addrs, size_t n,
 		size_t self, unsigned underlay_mtu, struct jobnet_plan *plan);

@@ -40,20 +40,24 @@ static int parse_node_addr(const char *s, int *family, char *out)
 	return inet_ntop(*family, buf, out, JOBNET_ADDR_MAX) ? 0 : -EINVAL;
 }
 
+/* Node @i's own name or NodeAddr being unusable is that node's fault
+ * (-ENODEV on that node, -EINVAL on its peers): each node of the job drains
+ * itself only. */
 static int plan_nodes(struct jobnet_plan *p, const char *const *names,
 		      const char *const *addrs)
 {
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct jobnet_node *nd = &p->nodes[i];
+		int own = i == p->self ? ENODEV : EINVAL;
 		int family;
 
 		if (!str_is_safe_name(names[i], JOBNET_NAME_MAX))
-			return log_errno(EINVAL,
+			return log_errno(own,
 					 "job network: node %zu of the job has "
 					 "an unusable name",
 					 i);
 		if (parse_node_addr(addrs[i], &family, nd->addr) < 0)
-			return log_errno(EINVAL,
+			return log_errno(own,
 					 "job network: node %s has an "
 					 "unusable NodeAddr (a unicast IP "
 					 "address is needed); fix slurm.conf",
@@ -102,7 +106,7 @@ static int plan_mtu(const struct vmconf *conf, struct jobnet_plan *p,
 
 	p->mtu = conf->jobnet_mtu ? conf->jobnet_mtu : max;
 	if (p->mtu < 1280 || p->mtu > max)
-		return log_errno(EINVAL,
+		return log_errno(ENODEV,
 				 "job network: MTU %u does not fit: the "
 				 "underlay %s carries %u, VXLAN needs %u of "
 				 "it and guests at least 1280; fix "
@@ -125,14 +129,20 @@ int jobnet_plan(const struct vmconf *conf, uint32_t job_id,
 	int r;
 
 	memset(plan, 0, sizeof(*plan));
-	if (n == 0 || n > JOBNET_MAX_NODES || self >= n || n > hosts ||
-	    !conf->jobnet_underlay || conf->jobnet_vni_min == 0)
-		return log_errno(EINVAL,
-				 "job network: %zu nodes (this one at %zu) "
-				 "do not fit JobNetworkSubnet=%s",
-				 n, self, conf->jobnet_subnet_text);
-	if (!str_is_safe_name(conf->jobnet_underlay, JOBNET_IFNAME_MAX - 1))
-		return log_errno(EINVAL, "job network: bad underlay name");
+	if (!conf->jobnet_underlay || conf->jobnet_vni_min == 0 ||
+	    !str_is_safe_name(conf->jobnet_underlay, JOBNET_IFNAME_MAX - 1))
+		return log_errno(ENODEV,
+				 "job network: JobNetworkUnderlay= or "
+				 "JobNetworkVni= is unusable; fix vm.conf");
+	if (n == 0 || self >= n)
+		return log_errno(EINVAL, "job network: node %zu of %zu nodes",
+				 self, n);
+	/* The user chose the job's size. */
+	if (n > JOBNET_MAX_NODES || n > hosts)
+		return log_errno(E2BIG,
+				 "job network: %zu nodes do not fit "
+				 "JobNetworkSubnet=%s",
+				 n, conf->jobnet_subnet_text);
 	/* Jobs whose ids differ by a multiple of the range share a VNI:
 	 * vm.conf(5) asks for a range at least as wide as MaxJobId. */
 	p.vni = (uint32_t)(conf->jobnet_vni_min + job_id % range);

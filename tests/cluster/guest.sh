@@ -21,6 +21,9 @@
 #   guest_mpi_ranks_ok < OUTPUT   the ranks of svm-mpi-allreduce whose
 #                       allreduce and ring sendrecv (from the previous rank)
 #                       both printed ok, as "RANK@HOST ..." in rank order
+#   guest_jobnet_nothing_left NODE   ok/fail: NODE (of a `harness_start N`
+#                       cluster) keeps no link (bridge, VXLAN, tap) or
+#                       nftables table of any job network
 
 guest_cluster_start() {
 	local kv
@@ -157,4 +160,15 @@ guest_mpi_ranks_ok() {
 		if (f == ($3 + $5 - 1) % $5) sr[$3] = 1
 	}
 	END { for (r in ar) if (r in sr) print r "@" ar[r] }' | sort -n | tr '\n' ' '
+}
+
+guest_jobnet_nothing_left() { # guest_jobnet_nothing_left NODE
+	local left
+	left=$(harness_node_exec "$1" ip -o link 2>&1 | grep -o ' svm[^:@]*' | tr '\n' ' ')
+	left+=$(harness_node_exec "$1" nft list tables 2>&1 | grep -o 'svm_job_.*' | tr '\n' ' ')
+	if [ -z "$left" ]; then
+		ok "$1: no link or nftables table of a job network left"
+	else
+		fail "$1: job network left: $left"
+	fi
 }

@@ -140,10 +140,7 @@ mpi=$(sed -n 's/^mpi-out: //p' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | gue
 	fail "MPI across the guests: $(grep '^mpi-out:' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | head -5 | tr '\n' ' ')"
 for node in n1 n2; do
 	guest_nothing_left "$job" "$node"
-	left=$(harness_node_exec "$node" ip -o link 2>&1 | grep -o ' svm[^:@]*' | tr '\n' ' ')
-	left+=$(harness_node_exec "$node" nft list tables 2>&1 | grep -o 'svm_job_.*' | tr '\n' ' ')
-	[ -z "$left" ] && ok "$node: no link or nftables table of the job left" ||
-		fail "$node: left after the job: $left"
+	guest_jobnet_nothing_left "$node"
 done
 # The job network as the tasks' default for MPI (netenv.h), and the user's
 # own value winning over it.

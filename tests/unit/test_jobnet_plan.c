@@ -242,8 +242,9 @@ static void test_plan_hostile(void **state)
 	assert_int_equal(jobnet_plan(&conf, 7, ln, la, 0, 0, 9000, &p),
 			 -EINVAL);
 	longname[64] = '\0';
+	/* The underlay's MTU is this node's fault (-ENODEV: drained). */
 	assert_int_equal(jobnet_plan(&conf, 7, ln, la, 2, 0, 1300, &p),
-			 -EINVAL);
+			 -ENODEV);
 	assert_non_null(strstr(last_error, "eth0"));
 	assert_int_equal(jobnet_plan(&conf, 7, ln, la, 2, 0, 9000, &p), 0);
 	jobnet_plan_free(&p);
@@ -254,7 +255,7 @@ static void test_plan_hostile(void **state)
 					  "JobNetworkMtu=1500\n"),
 			 0);
 	assert_int_equal(jobnet_plan(&conf, 7, ln, la, 2, 0, 1500, &p),
-			 -EINVAL);
+			 -ENODEV);
 	assert_int_equal(jobnet_plan(&conf, 7, ln, la, 2, 0, 1550, &p), 0);
 	assert_int_equal(p.mtu, 1500);
 	jobnet_plan_free(&p);
@@ -264,11 +265,47 @@ static void test_plan_hostile(void **state)
 					  "JobNetworkUnderlay=eth0\n"
 					  "JobNetworkSubnet=10.1.2.0/30\n"),
 			 0);
+	/* The user chose the job's size: the job's fault, not the node's. */
 	assert_int_equal(jobnet_plan(&conf, 7, names3, addrs3, 3, 0, 9000, &p),
-			 -EINVAL);
+			 -E2BIG);
 	assert_int_equal(jobnet_plan(&conf, 7, names3, addrs3, 2, 0, 9000, &p),
 			 0);
 	jobnet_plan_free(&p);
+	vmconf_free(&conf);
+}
+
+/* Whose fault a bad plan is: this node's own name or NodeAddr, or its
+ * vm.conf, drains it (-ENODEV); a peer's is the job's (-EINVAL), so that
+ * only the node at fault is drained. */
+static void test_plan_fault_owner(void **state)
+{
+	static const char *const names[] = { "n1", "n2" };
+	static const char *const bad_addr[] = { "10.0.0.1", "127.0.0.2" };
+	static const char *const bad_name[] = { "n1", "n;2" };
+	static const char *const addrs[] = { "10.0.0.1", "10.0.0.2" };
+	struct vmconf conf;
+	struct jobnet_plan p;
+
+	(void)state;
+	vxlan_conf(&conf);
+	assert_int_equal(jobnet_plan(&conf, 7, names, bad_addr, 2, 1, 9000, &p),
+			 -ENODEV);
+	assert_non_null(strstr(last_error, "node n2 has an unusable NodeAddr"));
+	assert_int_equal(jobnet_plan(&conf, 7, names, bad_addr, 2, 0, 9000, &p),
+			 -EINVAL);
+	assert_int_equal(jobnet_plan(&conf, 7, bad_name, addrs, 2, 1, 9000, &p),
+			 -ENODEV);
+	assert_int_equal(jobnet_plan(&conf, 7, bad_name, addrs, 2, 0, 9000, &p),
+			 -EINVAL);
+	vmconf_free(&conf);
+	/* This node's JobNetworkMtu= above what its underlay carries */
+	assert_int_equal(load_text(&conf, "JobNetwork=vxlan\n"
+					  "JobNetworkUnderlay=eth0\n"
+					  "JobNetworkMtu=9000\n"),
+			 0);
+	assert_int_equal(jobnet_plan(&conf, 7, names, addrs, 2, 1, 1500, &p),
+			 -ENODEV);
+	assert_non_null(strstr(last_error, "JobNetworkMtu="));
 	vmconf_free(&conf);
 }
 
@@ -311,6 +348,7 @@ int main(void)
 		cmocka_unit_test(test_plan_three_nodes),
 		cmocka_unit_test(test_plan_limits),
 		cmocka_unit_test(test_plan_hostile),
+		cmocka_unit_test(test_plan_fault_owner),
 		cmocka_unit_test(test_plan_1024),
 	};
 

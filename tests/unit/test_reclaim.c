@@ -111,6 +111,33 @@ static void test_scan_takes_only_state_names(void **state)
 	guest_list_free(&list);
 }
 
+/* The epilog of a job requeued after a failed prolog gets the next
+ * restart count: the earlier incarnations' state is its to undo, not
+ * another job's, not a later one's, not one already torn down (kept). */
+static void test_earlier_incarnations(void **state)
+{
+	unsigned v[4];
+	int fd;
+
+	if (geteuid() != 0)
+		skip();
+	close(make_guest("job-7.0", false, NULL));
+	close(make_guest("job-7.2", false, NULL));
+	close(make_guest("job-7.3", false, NULL));
+	close(make_guest("job-17.0", false, NULL));
+	fd = make_guest("job-7.1", true, NULL);
+	close(openat(fd, GUEST_TORN_DOWN_FILE, O_WRONLY | O_CREAT, 0644));
+	close(fd);
+
+	assert_int_equal(guest_earlier_incarnations(&conf, 7, 3, v, 4), 2);
+	assert_true((v[0] == 0 && v[1] == 2) || (v[0] == 2 && v[1] == 0));
+	assert_int_equal(guest_earlier_incarnations(&conf, 7, 0, v, 4), 0);
+	assert_int_equal(guest_earlier_incarnations(&conf, 17, 1, v, 4), 1);
+	assert_int_equal(v[0], 0);
+	assert_int_equal(guest_earlier_incarnations(&conf, 7, 9, v, 1), 1);
+	assert_int_equal(guest_earlier_incarnations(&conf, 8, 9, v, 4), 0);
+}
+
 static void test_reclaim_removes_everything(void **state)
 {
 	char overlay[512];
@@ -358,6 +385,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 			test_scan_takes_only_state_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_earlier_incarnations,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reclaim_removes_everything,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reclaim_keeps_for_vm_keep,

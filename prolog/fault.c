@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A fault told to slurmctld, where the admin and the user look for it:
+ *
+ * - A node fault drains this node with its reason. slurmd drains it anyway
+ *   when the prolog fails, as "Prolog error", but only a node not draining
+ *   yet: the reason set first stays.
+ * - A job fault on one node of a job of several ends the whole job, FAILED,
+ *   with the reason in its AdminComment: the guests on its other nodes
+ *   would wait for steps that cannot start here (an MPI rank until the time
+ *   limit). A job of one node keeps running; its steps fail with the reason.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "log.h"
+#include "prolog.h"
+#include "strutil.h"
+
+#define FAULT_TEXT_MAX 400
+
+/* "slurm-vm: <what>: <reason>", one line, no control characters. */
+static void fault_text(char *buf, size_t size, const char *what,
+		       const char *reason)
+{
+	snprintf(buf, size, "slurm-vm: %s: %s", what, reason);
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+}
+
+static const char *this_node(void)
+{
+	const char *node = getenv("SLURMD_NODENAME");
+
+	return node && str_is_safe_name(node, 256) ? node : NULL;
+}
+
+/* Whether slurmd runs us (not an admin by hand): only then does it drain
+ * the node when we fail. */
+static bool run_by_slurmd(void)
+{
+	char path[64], comm[32] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)getppid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	return n > 0 && strncmp(comm, "slurmd\n", 7) == 0;
+}
+
+void prolog_report_node_fault(uint32_t job_id, const char *reason)
+{
+	const char *node = this_node();
+	update_node_msg_t msg;
+	char what[64], text[FAULT_TEXT_MAX];
+
+	if (!node || !run_by_slurmd())
+		return;
+	snprintf(what, sizeof(what), "job %u", job_id);
+	fault_text(text, sizeof(text), what, reason);
+	slurm_init_update_node_msg(&msg);
+	msg.node_names = (char *)node;
+	msg.node_state = NODE_STATE_DRAIN;
+	msg.reason = text;
+	if (slurm_update_node(&msg) != SLURM_SUCCESS)
+		log_warn("job %u: cannot drain node %s with the reason (%s); "
+			 "slurmd drains it as \"Prolog error\": the reason is "
+			 "in this log",
+			 job_id, node, slurm_strerror(slurm_get_errno()));
+}
+
+/* Done already (another node of the job failed it first): nothing to do. */
+static int done_is_success(int rc)
+{
+	int e = slurm_get_errno();
+
+	if (rc == SLURM_SUCCESS || e == ESLURM_ALREADY_DONE ||
+	    e == ESLURM_JOB_FINISHED)
+		return SLURM_SUCCESS;
+	return rc;
+}
+
+struct job_comment {
+	uint32_t job_id;
+	char *text;
+};
+
+static int set_admin_comment(void *arg)
+{
+	struct job_comment *c = arg;
+	job_desc_msg_t desc;
+
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id = c->job_id;
+	desc.admin_comment = c->text;
+	return done_is_success(slurm_update_job(&desc));
+}
+
+static int complete_failed(void *arg)
+{
+	struct job_comment *c = arg;
+
+	/* Exit status 1: FAILED, Reason=NonZeroExitCode. */
+	return done_is_success(slurm_complete_job(c->job_id, 1 << 8));
+}
+
+static size_t job_node_count(void)
+{
+	const char *list =
+		getenv("SLURM_JOB_NODELIST") ?: getenv("SLURM_NODELIST");
+	hostlist_t hl = list ? slurm_hostlist_create(list) : NULL;
+	int n = hl ? slurm_hostlist_count(hl) : 0;
+
+	if (hl)
+		slurm_hostlist_destroy(hl);
+	return n > 0 ? (size_t)n : 0;
+}
+
+void prolog_report_job_fault(uint32_t job_id, const char *reason)
+{
+	const char *node = this_node();
+	char what[300], text[FAULT_TEXT_MAX];
+	struct job_comment c = { job_id, text };
+	size_t n = job_node_count();
+
+	if (!node || n < 2)
+		return;
+	snprintf(what, sizeof(what), "node %s", node);
+	fault_text(text, sizeof(text), what, reason);
+	log_error("job %u: its guest on node %s cannot run, so the job fails "
+		  "on all its %zu nodes",
+		  job_id, node, n);
+	if (alloc_slurm_retrying(job_id, set_admin_comment, &c) < 0)
+		log_warn("job %u: its AdminComment does not give the reason",
+			 job_id);
+	if (alloc_slurm_retrying(job_id, complete_failed, &c) < 0)
+		log_error("job %u: slurmctld did not end it; its steps fail "
+			  "on node %s with the reason",
+			  job_id, node);
+}
