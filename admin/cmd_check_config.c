@@ -324,6 +324,45 @@ static void check_ibvf_plugin(struct checker *c, const struct slurm_conf *sc,
 		dirs);
 }
 
+/* Debian's mpi_pmix_v4.so dlopens libpmix.so from libpmix-dev (beside the
+ * plugins' directory: LIBDIR/pmix2/lib), which no Slurm package pulls in:
+ * without it srun --mpi=pmix fails, on the host and in VMs alike. */
+static void check_pmix(struct checker *c, const struct slurm_conf *sc)
+{
+	const char *dirs = slurm_conf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR;
+	_cleanup_strv_free_ char **dirv = NULL;
+	struct stat st;
+
+	if (strv_split(dirs, ':', &dirv) < 0)
+		return;
+	for (size_t i = 0; dirv[i]; i++) {
+		_cleanup_free_ char *so = NULL, *lib = NULL;
+		char *slash;
+
+		if (asprintf(&so, "%s/mpi_pmix_v4.so", dirv[i]) < 0 ||
+		    asprintf(&lib, "%s", dirv[i]) < 0)
+			return;
+		if (stat(so, &st) < 0)
+			continue;
+		slash = strrchr(lib, '/');
+		if (slash)
+			*slash = '\0';
+		free(so);
+		so = NULL;
+		if (asprintf(&so, "%s/pmix2/lib/libpmix.so", lib) < 0)
+			return;
+		if (stat(so, &st) == 0)
+			check_ok("srun --mpi=pmix: %s is there", so);
+		else
+			check_problem(
+				c,
+				"install libpmix-dev on every node (apt-get install libpmix-dev)",
+				"%s/mpi_pmix_v4.so opens %s, which is missing: srun --mpi=pmix (Open MPI) fails on the host and in VMs",
+				dirv[i], so);
+		return;
+	}
+}
+
 static bool firmware_file_ok(struct checker *c, const char *key,
 			     const char *path, const char *image)
 {
@@ -631,6 +670,7 @@ int cmd_check_config(int argc, char **argv)
 	check_plugstack(&c, &sc);
 	check_gres_files(&c);
 	check_ibvf_plugin(&c, &sc, &vc);
+	check_pmix(&c, &sc);
 	check_catalog(&c, &vc);
 	check_job_network(&c, &vc);
 	check_shares(&c, &vc);

@@ -45,9 +45,10 @@
 struct session {
 	struct session *next;
 	uint32_t id;
-	pid_t pid;				 /* 0 once reaped */
-	int fd[PROTO_STREAMS];			 /* our ends, -1 when closed */
-	int report;				 /* spawn error pipe */
+	pid_t pid;	       /* 0 once reaped */
+	int fd[PROTO_STREAMS]; /* our ends, -1 when closed */
+	int report;	       /* spawn error pipe */
+	int pmix_listen;       /* a PMIx task's server until it connects */
 	struct proto_buf to_task[PROTO_STREAMS]; /* STDIN, PMI */
 	uint32_t credit[PROTO_STREAMS];		 /* we may send */
 	uint32_t window[PROTO_STREAMS];		 /* the host may still send */
@@ -114,6 +115,9 @@ static void session_release(struct session *s)
 	if (s->report >= 0)
 		close(s->report);
 	s->report = -1;
+	if (s->pmix_listen >= 0)
+		close(s->pmix_listen);
+	s->pmix_listen = -1;
 	s->gone = true;
 }
 
@@ -401,6 +405,7 @@ static void handle_exec(const struct proto_frame *f)
 	s->fd[PROTO_STDERR] = sp.err;
 	s->fd[PROTO_PMI] = sp.pmi;
 	s->report = sp.report;
+	s->pmix_listen = sp.pmix_listen;
 	s->pty = sp.err < 0;
 	for (int i = 0; i < PROTO_STREAMS; i++) {
 		s->credit[i] = s->window[i] = PROTO_WINDOW;
@@ -413,7 +418,7 @@ static void handle_exec(const struct proto_frame *f)
 		s->out_done[PROTO_STDERR] = true;
 		proto_put_eof(&agent.out, id, PROTO_STDERR);
 	}
-	if (s->fd[PROTO_PMI] < 0)
+	if (s->fd[PROTO_PMI] < 0 && s->pmix_listen < 0)
 		s->out_done[PROTO_PMI] = true;
 	s->next = agent.sessions;
 	agent.sessions = s;
@@ -637,6 +642,20 @@ static void session_read_report(struct session *s)
 }
 
 /* Exit status goes out after the output: the task's last words first. */
+/* The PMIx task's one connection becomes its PMI stream; the listener goes,
+ * so a second connection is refused as by a server that is not there. */
+static void session_pmix_accept(struct session *s)
+{
+	int fd = accept4(s->pmix_listen, NULL, NULL,
+			 SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	close(s->pmix_listen);
+	s->pmix_listen = -1;
+	s->fd[PROTO_PMI] = fd;
+}
+
 static void session_maybe_finish(struct session *s)
 {
 	struct proto_exit ex = { 0 };
@@ -644,6 +663,12 @@ static void session_maybe_finish(struct session *s)
 
 	if (!s->exited || s->exit_sent || s->orphan || s->report >= 0)
 		return;
+	if (s->pmix_listen >= 0) {
+		/* The task never spoke PMIx: its stream ends unused. */
+		close(s->pmix_listen);
+		s->pmix_listen = -1;
+		session_stream_eof(s, PROTO_PMI);
+	}
 	for (int st = PROTO_STDOUT; st < PROTO_STREAMS; st++) {
 		if (s->out_done[st])
 			continue;
@@ -705,7 +730,14 @@ static void reap_children(void)
 
 /* ---- event loop ---- */
 
-enum ref_kind { REF_CHANNEL, REF_LISTEN, REF_SIGNAL, REF_REPORT, REF_STREAM };
+enum ref_kind {
+	REF_CHANNEL,
+	REF_LISTEN,
+	REF_SIGNAL,
+	REF_REPORT,
+	REF_STREAM,
+	REF_PMIX,
+};
 
 struct pollref {
 	enum ref_kind kind;
@@ -751,6 +783,8 @@ static void pollset_sessions(struct pollset *ps)
 			continue;
 		if (s->report >= 0)
 			pollset_add(ps, s->report, POLLIN, REF_REPORT, s, 0);
+		if (s->pmix_listen >= 0)
+			pollset_add(ps, s->pmix_listen, POLLIN, REF_PMIX, s, 0);
 		for (int st = 0; st < PROTO_STREAMS; st++) {
 			short ev = 0;
 
@@ -813,6 +847,11 @@ static void dispatch(struct pollset *ps)
 			if (!ref->s->orphan && !ref->s->gone &&
 			    ref->s->report >= 0)
 				session_read_report(ref->s);
+			break;
+		case REF_PMIX:
+			if (!ref->s->orphan && !ref->s->gone &&
+			    ref->s->pmix_listen >= 0)
+				session_pmix_accept(ref->s);
 			break;
 		case REF_STREAM:
 			if (ref->s->orphan || ref->s->gone ||

@@ -3,14 +3,17 @@
  * slurm-vm-exec: a task of a VM job. Runs as the job user on the host,
  * connects to the job's relay, has the guest run COMMAND with this
  * process's identity, environment and working directory, forwards stdio
- * (and PMI_FD) with flow control and the usual job signals, and ends the
- * way the guest process ended: same exit code, or the same signal.
+ * (and PMI_FD, or the PMIx client's connection) with flow control and the usual
+ * job signals, and ends the way the guest process ended: same exit code, or the
+ * same signal.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,11 +22,13 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "macro.h"
+#include "pmixenv.h"
 #include "proto.h"
 #include "strutil.h"
 #include "util.h"
@@ -44,6 +49,7 @@ static struct {
 	bool pty, wait_ready, have_rank;
 	char **argv;
 	int fd, sig_fd, pmi_fd;
+	uint16_t pmix_port; /* the host's PMIx server, for a PMIx task */
 	int fl_saved[3];
 	struct proto_reader rd;
 	struct proto_buf out;
@@ -166,6 +172,8 @@ static int send_exec(void)
 	m.env = environ;
 	if (ex.pmi_fd >= 0)
 		m.flags |= PROTO_EXEC_PMI;
+	else if (ex.pmix_port)
+		m.flags |= PROTO_EXEC_PMIX;
 	if (ex.pty) {
 		m.flags |= PROTO_EXEC_PTY;
 		if (ioctl(0, TIOCGWINSZ, &ws) == 0) {
@@ -190,6 +198,44 @@ static void find_pmi_fd(void)
 	fd_set_nonblock(ex.pmi_fd, true);
 }
 
+/* srun --mpi=pmix: the server in slurmstepd listens on the 127.0.0.1 port
+ * that our own environment names; nothing from the guest chooses it. */
+static void find_pmix_server(void)
+{
+	int r;
+
+	if (ex.pmi_fd >= 0)
+		return;
+	r = pmixenv_server_port(environ, &ex.pmix_port);
+	if (r == -EINVAL)
+		log_warn("PMIX_SERVER_URI* does not name one TCP port on "
+			 "127.0.0.1: PMIx will not work in the VM (is the "
+			 "PMIx server a version other than 4?)");
+}
+
+/* The guest's PMIx client spoke first: reach the host's server for it, as
+ * the job user. Failing that, the client sees its server close. */
+static void connect_pmix_server(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(ex.pmix_port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ex.pmix_port = 0;
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		log_warn("cannot reach the PMIx server at 127.0.0.1:%u: %m",
+			 ntohs(sa.sin_port));
+		if (fd >= 0)
+			close(fd);
+		ex.in_eof[PROTO_PMI] = true;
+		proto_put_eof(&ex.out, SESSION, PROTO_PMI);
+		return;
+	}
+	fd_set_nonblock(fd, true);
+	ex.pmi_fd = fd;
+}
+
 static void setup_fds(void)
 {
 	for (int i = 0; i < 3; i++) {
@@ -206,7 +252,7 @@ static void setup_fds(void)
 		cfmakeraw(&raw);
 		ex.tty_raw = tcsetattr(0, TCSADRAIN, &raw) == 0;
 	}
-	if (ex.pmi_fd < 0)
+	if (ex.pmi_fd < 0 && !ex.pmix_port)
 		ex.in_eof[PROTO_PMI] = ex.peer_eof[PROTO_PMI] = true;
 	for (int st = 0; st < PROTO_STREAMS; st++)
 		ex.credit[st] = PROTO_WINDOW;
@@ -249,7 +295,14 @@ static void on_data(const struct proto_frame *f)
 		fail("malformed data from the relay");
 	if (proto_buf_pending(&ex.to_fd[st]) + len > PROTO_WINDOW)
 		fail("the guest sent more than its credit");
-	if ((st == PROTO_PMI && ex.pmi_fd < 0) || ex.out_closed[st])
+	if (st == PROTO_PMI && ex.pmi_fd < 0 && ex.pmix_port)
+		connect_pmix_server();
+	if (st == PROTO_PMI && ex.pmi_fd < 0) {
+		/* Nobody to hear it: drop, but keep the guest going. */
+		proto_put_credit(&ex.out, SESSION, PROTO_PMI, (uint32_t)len);
+		return;
+	}
+	if (ex.out_closed[st])
 		return;
 	proto_buf_append(&ex.to_fd[st], data, len);
 }
@@ -392,6 +445,7 @@ static void start_task(void)
 	int r;
 
 	find_pmi_fd();
+	find_pmix_server();
 	r = send_exec();
 	if (r < 0)
 		fail("cannot send the command: %s (argument list or "

@@ -14,6 +14,8 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
@@ -21,6 +23,7 @@
 
 #include "macro.h"
 #include "netenv.h"
+#include "pmixenv.h"
 #include "spawn.h"
 
 static void child_report(int fd, int stage, int err)
@@ -353,10 +356,12 @@ static _Noreturn void child_main(const struct proto_exec *m, char **env,
 }
 
 /* Variables the agent consumes: the host's PMI_FD means nothing here (ours
- * is 3, or there is none); the affinity and the limits are applied. */
-static bool consumed_var(const char *entry)
+ * is 3, or there is none); the affinity and the limits are applied; for a
+ * PMIx task, what points at the host's server and stores (pmixenv.h). */
+static bool consumed_var(const struct proto_exec *m, const char *entry)
 {
-	return strncmp(entry, "PMI_FD=", 7) == 0 ||
+	return ((m->flags & PROTO_EXEC_PMIX) && pmixenv_consumed(entry)) ||
+	       strncmp(entry, "PMI_FD=", 7) == 0 ||
 	       strncmp(entry, PROTO_ENV_AFFINITY "=",
 		       strlen(PROTO_ENV_AFFINITY) + 1) == 0 ||
 	       strncmp(entry, "SLURM_RLIMIT_", 13) == 0;
@@ -364,9 +369,9 @@ static bool consumed_var(const char *entry)
 
 /* The task's environment, with PMI_FD=3 when it gets a PMI socket, the job
  * network's defaults for MPI (netenv.h: only the guest knows its interface
- * and InfiniBand names; @net holds them) and room for child_tmpdir() to add
- * TMPDIR. */
-static char **task_env(const struct proto_exec *m, char **net)
+ * and InfiniBand names; @net holds them), the PMIx variables of a PMIx task
+ * (@pmix holds them) and room for child_tmpdir() to add TMPDIR. */
+static char **task_env(const struct proto_exec *m, char **net, char **pmix)
 {
 	size_t n = 0, j = 0;
 	char **env;
@@ -375,14 +380,16 @@ static char **task_env(const struct proto_exec *m, char **net)
 		return NULL;
 	while (m->env[n])
 		n++;
-	env = calloc(n + NETENV_MAX + 3, sizeof(char *));
+	env = calloc(n + NETENV_MAX + PMIXENV_MAX + 3, sizeof(char *));
 	if (!env)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
-		if (!consumed_var(m->env[i]))
+		if (!consumed_var(m, m->env[i]))
 			env[j++] = m->env[i];
 	for (size_t i = 0; net[i]; i++)
 		env[j++] = net[i];
+	for (size_t i = 0; pmix[i]; i++)
+		env[j++] = pmix[i];
 	if (m->flags & PROTO_EXEC_PMI)
 		env[j++] = "PMI_FD=3";
 	env[j] = NULL;
@@ -427,16 +434,51 @@ static int open_channels(const struct proto_exec *m, int in[2], int out[2],
 	return 0;
 }
 
+/* A PMIx task's server in the guest: a listener on 127.0.0.1 (any port)
+ * whose one connection the agent carries to the host's server. */
+static int open_pmix_listener(int *fd, char **pmix, const struct proto_exec *m)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int r;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (*fd < 0)
+		return -errno;
+	if (bind(*fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(*fd, 1) < 0 ||
+	    getsockname(*fd, (struct sockaddr *)&sa, &len) < 0)
+		return -errno;
+	r = pmixenv_guest(m->env, ntohs(sa.sin_port), pmix);
+	return r < 0 ? r : 0;
+}
+
+static void pmix_free(char *(*pmix)[PMIXENV_MAX + 1])
+{
+	pmixenv_free(*pmix);
+}
+
 int spawn_task(const struct proto_exec *m, struct spawned *s)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	int pmi[2] = { -1, -1 }, rep[2] = { -1, -1 }, master = -1;
+	int pmix_fd = -1;
 	_cleanup_netenv_ char *net[NETENV_MAX + 1] = { NULL };
-	_cleanup_free_ char **env = task_env(m, net);
-	int r;
+	__attribute__((
+		cleanup(pmix_free))) char *pmix[PMIXENV_MAX + 1] = { NULL };
+	_cleanup_free_ char **env = NULL;
+	int r = 0;
 
-	if (!env)
-		return -ENOMEM;
+	if (m->flags & PROTO_EXEC_PMIX)
+		r = open_pmix_listener(&pmix_fd, pmix, m);
+	if (r < 0)
+		goto fail;
+	env = task_env(m, net, pmix);
+	if (!env) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	r = open_channels(m, in, out, err, pmi, rep);
 	if (r == 0 && (m->flags & PROTO_EXEC_PTY))
 		r = open_pty(&master);
@@ -461,6 +503,7 @@ int spawn_task(const struct proto_exec *m, struct spawned *s)
 		close(pmi[1]);
 	s->report = rep[0];
 	s->pmi = pmi[0];
+	s->pmix_listen = pmix_fd;
 	if (master >= 0) {
 		s->in = master;
 		s->out = fcntl(master, F_DUPFD_CLOEXEC, 3);
@@ -479,5 +522,7 @@ fail:
 	close_pair(rep);
 	if (master >= 0)
 		close(master);
+	if (pmix_fd >= 0)
+		close(pmix_fd);
 	return r;
 }

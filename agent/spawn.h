@@ -24,6 +24,7 @@ struct spawn_report {
 struct spawned {
 	pid_t pid;
 	int in, out, err, pmi; /* our ends; -1 where not used */
+	int pmix_listen;       /* a PMIx task's server in the guest, or -1 */
 	int report;	       /* read end of the error pipe */
 };
 

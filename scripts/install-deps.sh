@@ -31,8 +31,11 @@ esac
 BUILD="build-essential autoconf automake libtool pkg-config clang-14
 	libclang-rt-14-dev clang-format llvm-14
 	libslurm-dev libvirt-dev libhwloc-dev libpci-dev libxml2-dev
-	libibverbs-dev libcmocka-dev libmpich-dev"
+	libibverbs-dev libcmocka-dev libmpich-dev libopenmpi-dev"
+# libpmix-dev: Slurm's mpi/pmix opens its libpmix.so, which no Slurm package
+# pulls in (srun --mpi=pmix); openmpi-bin: the host's Open MPI reference run.
 TEST="slurmd slurmctld slurm-client libvirt-daemon libvirt-daemon-driver-qemu
+	libpmix-dev openmpi-bin
 	libvirt-clients qemu-system-x86 qemu-utils hwloc libxml2-utils
 	genisoimage cloud-init attr ovmf
 	e2fsprogs cpio xz-utils zstd kmod iproute2 tmux procps psmisc

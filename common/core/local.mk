@@ -7,6 +7,8 @@ common_core_libslurmvm_core_la_SOURCES = \
 	common/core/macro.h \
 	common/core/netenv.c \
 	common/core/netenv.h \
+	common/core/pmixenv.c \
+	common/core/pmixenv.h \
 	common/core/proto.c \
 	common/core/proto.h \
 	common/core/strutil.c \

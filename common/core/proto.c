@@ -280,7 +280,8 @@ static int exec_decode_fixed(struct cursor *c, struct proto_exec *m,
 	    cur_u32(c, &m->ngroups) < 0 || cur_u32(c, argc) < 0 ||
 	    cur_u32(c, envc) < 0)
 		return -EBADMSG;
-	if (m->flags & ~(uint32_t)PROTO_EXEC_FLAGS_ALL)
+	if ((m->flags & ~(uint32_t)PROTO_EXEC_FLAGS_ALL) ||
+	    proto_exec_flags_clash(m->flags))
 		return -EBADMSG;
 	if (m->ngroups > PROTO_MAX_GROUPS || *argc > PROTO_MAX_ARGC ||
 	    *envc > PROTO_MAX_ENVC)
@@ -655,7 +656,8 @@ static size_t exec_payload_size(const struct proto_exec *m, size_t argc,
 	if (argc == 0 || argc > PROTO_MAX_ARGC || envc > PROTO_MAX_ENVC ||
 	    m->ngroups > PROTO_MAX_GROUPS || cwd_len + 1 > PROTO_MAX_PATH ||
 	    !m->cwd || m->cwd[0] != '/' || m->argv[0][0] == '\0' ||
-	    (m->flags & ~(uint32_t)PROTO_EXEC_FLAGS_ALL))
+	    (m->flags & ~(uint32_t)PROTO_EXEC_FLAGS_ALL) ||
+	    proto_exec_flags_clash(m->flags))
 		return 0;
 	total += 5 + cwd_len;
 	for (size_t i = 0; i < argc + envc; i++) {

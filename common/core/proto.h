@@ -23,7 +23,8 @@
  *   HELLO    (session 0) u16 min_version, u16 max_version, u64 nonce,
  *            str identity (printable ASCII, may be empty)
  *   READY    (session 0) empty: the agent accepts EXEC
- *   EXEC     (session != 0) u32 uid, u32 gid, u32 flags, u32 rank,
+ *   EXEC     (session != 0) u32 uid, u32 gid, u32 flags (PMI and PMIX
+ *            not both), u32 rank,
  *            u16 rows, u16 cols, u32 ngroups, u32 argc, u32 envc,
  *            ngroups x u32 gid, str cwd, argc x str, envc x str
  *            May span frames: all but the last carry PROTO_FLAG_MORE and the
@@ -112,8 +113,17 @@ enum proto_exec_flags {
 	PROTO_EXEC_ALLOW_ROOT = 1u << 0, /* the host allows uid/gid 0 */
 	PROTO_EXEC_PTY = 1u << 1,	 /* run on a pty of rows x cols */
 	PROTO_EXEC_PMI = 1u << 2,	 /* give the task a PMI_FD */
-	PROTO_EXEC_FLAGS_ALL = 0x7u,
+	/* PMIx: the task's one connection to a listener on the guest's
+	 * 127.0.0.1 is the PMI stream (common/core/pmixenv.h) */
+	PROTO_EXEC_PMIX = 1u << 3,
+	PROTO_EXEC_FLAGS_ALL = 0xfu,
 };
+
+/* PMI and PMIx both use the PMI stream: a task gets one or the other. */
+static inline bool proto_exec_flags_clash(uint32_t flags)
+{
+	return (flags & PROTO_EXEC_PMI) && (flags & PROTO_EXEC_PMIX);
+}
 
 enum proto_exit_how {
 	PROTO_EXITED = 1,

@@ -778,6 +778,11 @@ _harness_node_configs() {
 		sed -i -e "s|^StateDir=.*|StateDir=$HARNESS_DIR/nodes/$node/vm/state|" \
 			-e "s|^OverlayDir=.*|OverlayDir=$HARNESS_DIR/nodes/$node/vm/overlay|" \
 			"$d/vm.conf"
+		# mpi/pmix names its clients' directory in /tmp by job and
+		# step only: nodes sharing one /tmp would collide.
+		mkdir -p "$HARNESS_DIR/nodes/$node/pmix"
+		chmod 1777 "$HARNESS_DIR/nodes/$node/pmix"
+		echo "PMIxCliTmpDirBase=$HARNESS_DIR/nodes/$node/pmix" >"$d/mpi.conf"
 	done
 }
 

@@ -42,6 +42,11 @@ sed -i -e 's/^PrologFlags=.*/PrologFlags=Contain/' \
 	-e '/^CliFilterPlugins=/d' \
 	-e "s|^PlugStackConfig=.*|PlugStackConfig=$bad/plugstack.conf|" "$bad/slurm.conf"
 echo "# nothing" >"$bad/plugstack.conf"
+# Slurm's mpi/pmix without libpmix-dev's libpmix.so beside it.
+mkdir -p "$bad/lib/slurm-wlm"
+: >"$bad/lib/slurm-wlm/mpi_pmix_v4.so"
+sed -i '/^PluginDir=/d' "$bad/slurm.conf"
+echo "PluginDir=$bad/lib/slurm-wlm" >>"$bad/slurm.conf"
 echo "BootTimout=300" >>"$bad/vm.conf"
 awk '!done && /^NodeName.*File=/ { sub(/File=[^ ]*/, "File=/nonexistent/vfio/7"); done = 1 } 1' \
 	"$HARNESS_ETC/gres.conf" >"$bad/gres.conf"
@@ -51,7 +56,8 @@ out=$("$tool" check-config --slurm-conf "$bad/slurm.conf" 2>&1) || rc=$?
 for want in "lacks Alloc" "is less than BootTimeout" "needs whole cores" \
 	"lacks gpu or ibvf" "no cli_filter/lua" "does not load spank_vm.so" \
 	"did you mean 'BootTimeout'" "vm.conf does not parse" \
-	"File=/nonexistent/vfio/7 is not a character device"; do
+	"File=/nonexistent/vfio/7 is not a character device" \
+	"opens $bad/lib/pmix2/lib/libpmix.so, which is missing"; do
 	if grep -qF -- "$want" <<<"$out"; then
 		ok "reported: $want"
 	else

@@ -61,6 +61,9 @@ wait
 # MPICH ch4:ucx across the two guests over the job network, with nothing
 # set: the tasks' defaults name the job interface.
 timeout 120 srun --mpi=pmi2 -N2 -n2 --ntasks-per-node=1 svm-mpi-allreduce 2>&1 | sed 's/^/mpi-out: /'
+# Open MPI over PMIx across the guests: each node's slurmstepd serves its
+# guest's rank; the ranks meet over the job network (btl tcp on job0).
+timeout 120 srun --mpi=pmix -N2 -n2 --ntasks-per-node=1 svm-ompi-allreduce 2>&1 | sed 's/^/ompi-out: /'
 sleep 30
 EOS
 chmod 0755 "$HARNESS_WORK/svmtest/job.sh"
@@ -138,6 +141,10 @@ mpi=$(sed -n 's/^mpi-out: //p' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | gue
 [ "$mpi" = "0@n1 1@n2 " ] &&
 	ok "srun --mpi=pmi2 -N2 -n2 with no network settings: MPI_Allreduce and a 256 KiB MPI_Sendrecv ring right on both guests ($mpi)" ||
 	fail "MPI across the guests: $(grep '^mpi-out:' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | head -5 | tr '\n' ' ')"
+ompi=$(sed -n 's/^ompi-out: //p' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | guest_mpi_ranks_ok)
+[ "$ompi" = "0@n1 1@n2 " ] &&
+	ok "srun --mpi=pmix -N2 -n2: Open MPI's MPI_Allreduce and 256 KiB MPI_Sendrecv ring right on both guests ($ompi)" ||
+	fail "Open MPI over PMIx across the guests: $(grep '^ompi-out:' "$HARNESS_WORK/svmtest/job.out" 2>/dev/null | head -8 | tr '\n' ' ')"
 for node in n1 n2; do
 	guest_nothing_left "$job" "$node"
 	guest_jobnet_nothing_left "$node"

@@ -9,6 +9,11 @@
 # and a ring of MPI_Sendrecv (256 KiB each way, every byte checked),
 # and MPI_Abort in one rank ends the step as it does on bare metal (the same
 # program built for the host, run first), leaving no rank in the guest.
+# Open MPI 4.1 (Debian's, PMIx-only): srun --mpi=pmix runs the same
+# MPI_Allreduce and MPI_Sendrecv ring in the guest, each task's PMIx client
+# reaching slurmstepd's PMIx server through the guest channel, with the same
+# program on the host as the reference, and MPI_Abort ends the step there
+# as it does on the host.
 # One guest boot serves every check; no environment settings are needed
 # (Debian's MPICH is ch4:ucx; UCX uses its built-in shared-memory and self
 # transports, its InfiniBand/RDMA-CM modules are not in the test guest).
@@ -28,6 +33,17 @@ chmod 0755 "$work/svm-mpi-allreduce"
 host_rc=0
 host_out=$(harness_as_user "$user" timeout 60 srun --mpi=pmi2 -n2 \
 	"$work/svm-mpi-allreduce" abort 2>&1) || host_rc=$?
+# Open MPI with PMIx on bare metal: the reference for the guest's runs.
+mpicc.openmpi -O2 -o "$work/svm-ompi-allreduce" \
+	"$HARNESS_REPO/tests/guest/files/mpi_allreduce.c"
+chmod 0755 "$work/svm-ompi-allreduce"
+ompi_host_rc=0
+ompi_host_out=$(harness_as_user "$user" timeout 60 srun --mpi=pmix -n2 \
+	"$work/svm-ompi-allreduce" 2>&1) || ompi_host_rc=$?
+ompi_host=$(harness_as_user "$user" timeout 60 srun -n1 hostname 2>/dev/null) || true
+ompi_abort_rc=0
+ompi_abort_out=$(harness_as_user "$user" timeout 60 srun --mpi=pmix -n2 \
+	"$work/svm-ompi-allreduce" abort 2>&1) || ompi_abort_rc=$?
 
 job=$(harness_as_user "$user" sbatch --parsable -n2 -c1 --mem=768M \
 	--vm-image=testguest --wrap 'sleep 900')
@@ -92,20 +108,61 @@ rc=0
 t0=$(date +%s)
 out=$(step --mpi=pmi2 -n2 svm-mpi-allreduce abort 2>&1) || rc=$?
 secs=$(($(date +%s) - t0))
-ranks_left() { # how many, from the guest's ps (which must list its agent)
+ranks_left() { # program: how many, from the guest's ps (which must list its agent)
 	local ps
 	ps=$(step -n1 ps 2>/dev/null) || true
 	grep -q '[s]lurm-vm-agent' <<<"$ps" || { echo "unknown (no ps)"; return; }
-	grep -c '[s]vm-mpi-allreduce' <<<"$ps" || true
+	grep -c "[${1:0:1}]${1:1}" <<<"$ps" || true
 }
-no_ranks_left() { [ "$(ranks_left)" = 0 ]; }
-harness_wait 20 "the aborted ranks to be gone from the guest" no_ranks_left || true
-left=$(ranks_left)
+no_ranks_left() { [ "$(ranks_left "$1")" = 0 ]; }
+harness_wait 20 "the aborted ranks to be gone from the guest" no_ranks_left svm-mpi-allreduce || true
+left=$(ranks_left svm-mpi-allreduce)
 if [ "$rc" = "$host_rc" ] && [ "$rc" != 0 ] && [ "$(norm <<<"$out")" = "$(norm <<<"$host_out")" ] &&
 	[ "$left" = 0 ] && [ "$secs" -lt 60 ]; then
 	ok "MPI_Abort in the guest ends the step as on bare metal (rc=$rc, '$(norm <<<"$out")', ${secs}s), no rank left in the guest"
 else
 	fail "MPI_Abort: guest rc=$rc in ${secs}s, $left ranks left, '$(norm <<<"$out")'; bare metal rc=$host_rc '$(norm <<<"$host_out")'"
+	sed 's/^/    /' <<<"$out"
+fi
+
+# Open MPI 4.1.4 over PMIx: on the host first (the reference), then in the
+# guest, where every task's PMIx client talks to slurmstepd's server through
+# a listener on the guest's 127.0.0.1 and the channel.
+ompi_ok() { # output host: both ranks' checks ok on host, Open MPI named
+	[ "$(guest_mpi_ranks_ok <<<"$1")" = "0@$2 1@$2 " ] &&
+		grep -q '^mpi: Open MPI v4' <<<"$1"
+}
+if [ "$ompi_host_rc" = 0 ] && ompi_ok "$ompi_host_out" "$ompi_host"; then
+	ok "reference: Open MPI over PMIx on the host (srun --mpi=pmix -n2)"
+else
+	fail "reference: Open MPI over PMIx on the host: rc=$ompi_host_rc, output:"
+	sed 's/^/    /' <<<"$ompi_host_out"
+fi
+rc=0
+t0=$(date +%s)
+out=$(step --mpi=pmix -n2 svm-ompi-allreduce 2>&1) || rc=$?
+secs=$(($(date +%s) - t0))
+if [ "$rc" = 0 ] && ompi_ok "$out" "$guest_host"; then
+	ok "Open MPI over PMIx: MPI_Allreduce and a ring of 256 KiB MPI_Sendrecv over 2 ranks in the guest, as on the host (${secs}s, TCG)"
+else
+	fail "Open MPI over PMIx in the guest: srun rc=$rc, output:"
+	sed 's/^/    /' <<<"$out"
+fi
+
+# MPI_Abort under PMIx: the server kills the step, srun ends with the
+# aborting rank's code as on the host, and no rank is left in the guest.
+rc=0
+t0=$(date +%s)
+out=$(step --mpi=pmix -n2 svm-ompi-allreduce abort 2>&1) || rc=$?
+secs=$(($(date +%s) - t0))
+harness_wait 20 "the aborted Open MPI ranks to be gone" no_ranks_left svm-ompi-allreduce || true
+left=$(ranks_left svm-ompi-allreduce)
+aborted='MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD'
+if [ "$rc" = "$ompi_abort_rc" ] && [ "$rc" = 3 ] && grep -q "$aborted" <<<"$out" &&
+	grep -q "$aborted" <<<"$ompi_abort_out" && [ "$left" = 0 ] && [ "$secs" -lt 60 ]; then
+	ok "Open MPI MPI_Abort over PMIx in the guest ends the step as on the host (rc=$rc, ${secs}s), no rank left in the guest"
+else
+	fail "Open MPI MPI_Abort: guest rc=$rc in ${secs}s, $left ranks left; host rc=$ompi_abort_rc"
 	sed 's/^/    /' <<<"$out"
 fi
 

@@ -63,6 +63,10 @@ static int seed_payloads(void)
 	r |= proto_put_ready(&b) ?: seed_payload("fuzz_proto_ready", 0, &b);
 	r |= proto_put_exec(&b, 1, &exec)
 		     ?: seed_payload("fuzz_proto_exec", 0, &b);
+	exec.flags = PROTO_EXEC_PMIX;
+	env[1] = "PMIX_SERVER_URI4=slurm.pmix.7.0.1;tcp4://127.0.0.1:40123";
+	r |= proto_put_exec(&b, 1, &exec)
+		     ?: seed_payload("fuzz_proto_exec", 1, &b);
 	r |= proto_put_data(&b, 1, PROTO_STDOUT, "hello\n", 6)
 		     ?: seed_payload("fuzz_proto_data", 0, &b);
 	r |= proto_put_eof(&b, 1, PROTO_STDIN)

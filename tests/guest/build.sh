@@ -20,14 +20,18 @@
 #                throughput, static; the host's is build/bench/net_bench)
 #                and svm-mpi-allreduce
 #                (C, built here against libmpich-dev) with Debian's MPICH
-#                libraries (libmpich12 and the libraries it needs)
+#                libraries (libmpich12 and the libraries it needs);
+#                svm-ompi-allreduce, the same program built against
+#                libopenmpi-dev, with Debian's Open MPI 4.1 and PMIx
+#                runtime (libopenmpi3, libpmix2: their libraries, the MCA
+#                components that need no fabric library, help texts)
 #   cmdline      the kernel command line to boot it with
 #   vmlinux      the same kernel as an uncompressed ELF: qemu boots it through
 #                the PVH entry point, ~5 s faster under TCG; use it as <kernel>
 #
 # Rebuilds only when an input changed: this script, files/ (the test
 # programs' sources too), the package versions, the host compiler and
-# libmpich-dev that build the test programs, the agent binary. Downloads (apt-get download) are kept in
+# libmpich-dev and libopenmpi-dev that build the test programs, the agent binary. Downloads (apt-get download) are kept in
 # cache/debs/.
 set -euo pipefail
 
@@ -100,14 +104,15 @@ if [ -z "$kver_pkg" ] || [ -z "$bb_ver" ]; then
 fi
 kver=${kpkg#linux-image-}
 
-# The guest's dynamically linked programs' packages, qemu-guest-agent and
-# MPICH's libmpich12, and the library packages they depend on, recursively
+# The guest's dynamically linked programs' packages, qemu-guest-agent,
+# MPICH's libmpich12, Open MPI's libopenmpi3 (and openmpi-common's help
+# texts; zlib1g, which is no lib*), and the library packages they depend on, recursively
 # (following only lib* packages: libc6, libglib2.0-0, libucx0, ...). Which of
 # their shared objects the guest gets is decided after extraction (ld.so
 # --list on each program).
 dyn_pkgs=
 dyn_closure() {
-	local queue="qemu-guest-agent libmpich12" p d
+	local queue="qemu-guest-agent libmpich12 libopenmpi3 openmpi-common zlib1g" p d
 	while [ -n "$queue" ]; do
 		p=${queue%% *}
 		queue=${queue#"$p"}
@@ -135,7 +140,9 @@ dyn_versions=${dyn_versions# }
 # What builds the test programs: the compiler and the MPICH headers/library.
 mpich_dev=$(dpkg-query -W -f='${Version}' libmpich-dev 2>/dev/null) ||
 	die "libmpich-dev is not installed: run scripts/install-deps.sh"
-toolchain="$(gcc --version | head -n 1) libmpich-dev=$mpich_dev"
+ompi_dev=$(dpkg-query -W -f='${Version}' libopenmpi-dev 2>/dev/null) ||
+	die "libopenmpi-dev is not installed: run scripts/install-deps.sh"
+toolchain="$(gcc --version | head -n 1) libmpich-dev=$mpich_dev libopenmpi-dev=$ompi_dev"
 
 agent_sum=none
 [ -n "$agent" ] && agent_sum=$(sha256sum <"$agent" | cut -d' ' -f1)
@@ -171,8 +178,9 @@ fi
 # Download (kept): apt-get download names files pkg_ver_arch.deb, with the
 # epoch's ':' escaped as %3a.
 deb_of() { # package version
-	local v=${2//:/%3a}
-	echo "$out/debs/${1}_${v}_amd64.deb"
+	local v=${2//:/%3a} arch
+	arch=$(pkg_field "$1" Architecture)
+	echo "$out/debs/${1}_${v}_${arch:-amd64}.deb"
 }
 # shellcheck disable=SC2086 # dyn_versions: one word per package
 for p in "$kpkg=$kver_pkg" "busybox-static=$bb_ver" $dyn_versions; do
@@ -313,6 +321,9 @@ gcc $cflags -static -o "$tmp/svm-net-bench" "$here/files/net_bench.c" ||
 # shellcheck disable=SC2086
 mpicc.mpich $cflags -o "$tmp/svm-mpi-allreduce" "$here/files/mpi_allreduce.c" ||
 	die "cannot build files/mpi_allreduce.c with mpicc.mpich (libmpich-dev)"
+# shellcheck disable=SC2086
+mpicc.openmpi $cflags -o "$tmp/svm-ompi-allreduce" "$here/files/mpi_allreduce.c" ||
+	die "cannot build files/mpi_allreduce.c with mpicc.openmpi (libopenmpi-dev)"
 q=$tmp/dyn
 mkdir -p "$q"
 for p in $dyn_versions; do
@@ -324,11 +335,31 @@ dyn_ld=$q/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
 mkdir -p "$r/lib/x86_64-linux-gnu" "$r/lib64" "$r/var"
 install -m 755 "$q/usr/sbin/qemu-ga" "$r/usr/sbin/qemu-ga"
 install -m 755 "$tmp/svm-mpi-allreduce" "$r/usr/bin/svm-mpi-allreduce"
+install -m 755 "$tmp/svm-ompi-allreduce" "$r/usr/bin/svm-ompi-allreduce"
 install -m 755 "$tmp/svm-pmi-check" "$r/usr/bin/svm-pmi-check"
 install -m 755 "$tmp/svm-net-bench" "$r/usr/bin/svm-net-bench"
 install -m 755 "$dyn_ld" "$r/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
 ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$r/lib64/ld-linux-x86-64.so.2"
-for prog in "$q/usr/sbin/qemu-ga" "$tmp/svm-mpi-allreduce"; do
+# Open MPI and PMIx open their components (dlopen) from where Debian
+# installs them: the guest gets them there, except those for fabrics the
+# test guest has no library or device for (libfabric, PSM, verbs, usNIC,
+# UCX), and the help texts their messages are made of.
+ompi_lib=usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+pmix_lib=usr/lib/x86_64-linux-gnu/pmix2
+[ -d "$q/$ompi_lib" ] && [ -d "$q/$pmix_lib/lib/pmix" ] ||
+	die "libopenmpi3/libpmix2 have no $ompi_lib or $pmix_lib/lib/pmix"
+mkdir -p "$r/$ompi_lib" "$r/$pmix_lib/lib/pmix" "$r/usr/share/openmpi"
+components=
+for c in "$q/$ompi_lib"/mca_*.so "$q/$pmix_lib"/lib/pmix/pmix_mca_*.so; do
+	case "${c##*/}" in *ofi* | *psm* | *openib* | *usnic* | *ucx*) continue ;; esac
+	install -m 644 "$c" "$r/${c#"$q"/}"
+	components="$components $c"
+done
+cp -r "$q/$pmix_lib/share" "$r/$pmix_lib/share"
+cp "$q"/usr/share/openmpi/help-*.txt "$r/usr/share/openmpi/"
+# shellcheck disable=SC2086 # components: one word each
+for prog in "$q/usr/sbin/qemu-ga" "$tmp/svm-mpi-allreduce" \
+	"$tmp/svm-ompi-allreduce" $components; do
 	libs=$("$dyn_ld" --library-path \
 		"$q/lib/x86_64-linux-gnu:$q/usr/lib/x86_64-linux-gnu" \
 		--list "$prog") ||
@@ -356,8 +387,10 @@ done
 # ld.so.cache, its libraries), as in the guest: caught here, not at boot.
 chroot "$r" /usr/sbin/qemu-ga --version >/dev/null ||
 	die "qemu-ga does not start with the guest's libraries"
-chroot "$r" /lib64/ld-linux-x86-64.so.2 --list /usr/bin/svm-mpi-allreduce >/dev/null ||
-	die "svm-mpi-allreduce's libraries are not all in the guest (see above)"
+for prog in svm-mpi-allreduce svm-ompi-allreduce; do
+	chroot "$r" /lib64/ld-linux-x86-64.so.2 --list "/usr/bin/$prog" >/dev/null ||
+		die "$prog's libraries are not all in the guest (see above)"
+done
 
 # The files plus room for the jobs' writes (at least the 96 MiB of old).
 size_mb=$(($(du -sm "$r" | cut -f1) + 64))
@@ -378,5 +411,6 @@ echo "$inputs_sum" >"$out/stamp"
 echo "guest/build.sh: built from $kpkg $kver_pkg, busybox-static $bb_ver" \
 	"($(wc -l <"$tmp/initrd/modules.list") modules)," \
 	"qemu-guest-agent $(pkg_field qemu-guest-agent Version)," \
-	"MPICH $(pkg_field libmpich12 Version), ${size_mb} MiB root" >&2
+	"MPICH $(pkg_field libmpich12 Version)," \
+	"Open MPI $(pkg_field libopenmpi3 Version), ${size_mb} MiB root" >&2
 print_paths

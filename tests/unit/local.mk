@@ -32,6 +32,7 @@ include $(srcdir)/tests/unit/task.mk
 include $(srcdir)/tests/unit/deadline.mk
 include $(srcdir)/tests/unit/jobnet.mk
 include $(srcdir)/tests/unit/netenv.mk
+include $(srcdir)/tests/unit/pmixenv.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that

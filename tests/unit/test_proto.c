@@ -358,7 +358,8 @@ static void test_exec_malformed(void **state)
 		put_be32(q + (off), (val));                           \
 		assert_int_equal(proto_decode_exec(q, n, &m), (err)); \
 	} while (0)
-	BREAK(8, 0x80, -EBADMSG);		    /* unknown flag */
+	BREAK(8, 0x80, -EBADMSG);			      /* unknown flag */
+	BREAK(8, PROTO_EXEC_PMI | PROTO_EXEC_PMIX, -EBADMSG); /* one stream */
 	BREAK(20, PROTO_MAX_GROUPS + 1, -EMSGSIZE); /* too many groups */
 	BREAK(24, PROTO_MAX_ARGC + 1, -EMSGSIZE);   /* too many args */
 	BREAK(28, PROTO_MAX_ENVC + 1, -EMSGSIZE);   /* too many env */
