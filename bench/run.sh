@@ -113,6 +113,21 @@ for r in "${rows[@]+"${rows[@]}"}"; do
 	IFS='|' read -r bench fig value unit _ <<<"$r"
 	figure[$bench/$fig]="$value $unit"
 done
+# Figures held against another bench's of this run (bench|figure|peer
+# bench|peer figure|row name|note): the job network's budget is set against
+# the whole prolog, which vm_bench measures.
+cross=(
+	"jobnet|network phase, 1024-node job (1023 peers): setup|vm|prolog: own overhead (whole minus guest boot-to-ready)|network phase, 1024-node job, against the whole prolog (guest boot excluded)|the peer: vm_bench's median prolog of a 1-node job, this run"
+	"jobnet|network phase, 1024-node job (1023 peers): setup|vm|prolog: whole, guest boot included|network phase, 1024-node job, against the whole prolog (TCG guest boot included)|the peer: vm_bench's median prolog of a 1-node job, this run; TCG"
+)
+for c in "${cross[@]}"; do
+	IFS='|' read -r b f pb pf name note <<<"$c"
+	a=${figure[$b/$f]:-} p=${figure[$pb/$pf]:-}
+	[ -n "$a" ] && [ -n "$p" ] && [ "${a#* }" = "${p#* }" ] || continue
+	r=$(awk -v x="${a% *}" -v y="${p% *}" 'BEGIN { if (y > 0) printf "%.3f", x / y; else print "-" }')
+	rows+=("$b|$name|${a% *}|${a#* }|$pf|$r|$note")
+	figure[$b/$pf]=$p
+done
 echo "| bench | figure | value | peer (same run) | ratio | note |"
 echo "|---|---|---|---|---|---|"
 for r in "${rows[@]+"${rows[@]}"}"; do
