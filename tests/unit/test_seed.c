@@ -245,7 +245,7 @@ static void test_shares(void **state)
 			0);
 	bin = write_tmp("mount", "#!/bin/sh\necho \"$@\" >>\"$0.log\"\n");
 	assert_int_equal(chmod(bin, 0755), 0);
-	write_tmp("mountpoint", "#!/bin/sh\nexit 1\n");
+	free(write_tmp("mountpoint", "#!/bin/sh\nexit 1\n"));
 	assert_int_equal(run("chmod 755 %s/mountpoint", top), 0);
 	assert_int_equal(
 		run("/usr/bin/python3 -c 'import sys, yaml, subprocess, os; "
