@@ -106,8 +106,11 @@ uuid=$(cat /proc/sys/kernel/random/uuid)
 # (written here: update-grub cannot probe a disk from a chroot), no
 # machine-id (systemd makes one on first boot), no SSH host keys (cloud-init
 # makes them), no downloaded packages.
+# shellcheck disable=SC2086 # pkgs: one word per package
+include=$(printf '%s,' $pkgs)
+# shellcheck disable=SC2016 # the hooks' $1 is mmdebstrap's, not ours
 mmdebstrap --mode=root --variant=important --format=directory \
-	--components=main --include="$(echo $pkgs | tr ' ' ',')" \
+	--components=main --include="${include%,}" \
 	--customize-hook="echo 'UUID=$uuid / ext4 rw,discard,errors=remount-ro 0 1' >\"\$1/etc/fstab\"" \
 	--customize-hook="echo debian >\"\$1/etc/hostname\"" \
 	--customize-hook=': >"$1/etc/machine-id"; rm -f "$1/var/lib/dbus/machine-id" "$1"/etc/ssh/ssh_host_*' \
@@ -118,9 +121,9 @@ mmdebstrap --mode=root --variant=important --format=directory \
 	"deb $security $suite-security main" >&2 ||
 	die "mmdebstrap failed (mirror reachable? see above)"
 
-kimg=$(cd "$root/boot" && ls vmlinuz-* | head -n 1)
+kimg=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' | head -n 1)
 [ -n "$kimg" ] || die "the image has no kernel in /boot"
-kver=${kimg#vmlinuz-}
+kver=${kimg##*/vmlinuz-}
 [ -f "$root/boot/initrd.img-$kver" ] || die "the image has no initrd for $kver"
 mkdir -p "$root/boot/grub/i386-pc"
 cp "$root"/usr/lib/grub/i386-pc/*.mod "$root"/usr/lib/grub/i386-pc/*.lst \
