@@ -1,0 +1,173 @@
+#!/bin/bash
+# Builds a stock Debian 12 generic cloud image from Debian packages with
+# mmdebstrap: what a centre or a collaborator would hand a user, with nothing
+# of slurm-vm in it (the agent comes from the seed).
+#
+#   tests/guest/build-cloud.sh [--force] [--out DIR]
+#
+# Output (default tests/guest/cache-cloud/, gitignored), printed:
+#   debian12.qcow2  one disk: MBR partition table, GRUB 2 (i386-pc) in the
+#                   MBR and the gap after it, one ext4 root partition with
+#                   systemd, cloud-init, openssh-server, the cloud kernel
+#                   (linux-image-cloud-amd64, initramfs-tools), ifupdown and
+#                   isc-dhcp-client (Debian 12's cloud images use them),
+#                   openmpi-bin, mpich, libucx0, rdma-core, ibverbs-utils.
+#                   Boots with SeaBIOS (a catalog entry with no Kernel=);
+#                   console on ttyS0. Like Debian's image: no machine-id, no
+#                   SSH host keys (cloud-init and systemd make them on first
+#                   boot), all of cloud-init's datasources.
+#
+# Rebuilds only when an input changed: this script, the candidate versions of
+# the packages above (apt-cache policy on the host, same mirror), mmdebstrap's
+# and grub-pc-bin's versions. Needs root (mmdebstrap --mode=root,
+# file ownership), mmdebstrap, grub-pc-bin (grub-mkimage), fdisk (sfdisk),
+# qemu-img, and apt access to a Debian mirror. No loop device: mke2fs -d
+# writes the root file system straight into the disk image at its offset.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+out=$here/cache-cloud
+force=0
+suite=bookworm
+mirror=${SVM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+security=${SVM_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
+pkgs="systemd-sysv cloud-init openssh-server linux-image-cloud-amd64
+	initramfs-tools ifupdown isc-dhcp-client sudo netbase grub-pc-bin
+	grub2-common openmpi-bin mpich libucx0 rdma-core ibverbs-utils"
+# The kernel command line of Debian's genericcloud image.
+cmdline="console=tty0 console=ttyS0,115200 earlyprintk=ttyS0,115200 consoleblank=0"
+
+die() {
+	echo "guest/build-cloud.sh: $*" >&2
+	exit 1
+}
+
+usage() {
+	sed -n '2,25s/^# \{0,1\}//p' "$0"
+	exit "${1:-0}"
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--out)
+		[ $# -ge 2 ] || die "--out needs a directory"
+		out=$2
+		shift 2
+		;;
+	--force) force=1; shift ;;
+	-h | --help) usage 0 ;;
+	*) echo "guest/build-cloud.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
+	esac
+done
+
+for tool in mmdebstrap apt-cache grub-mkimage sfdisk mke2fs qemu-img \
+	sha256sum; do
+	command -v "$tool" >/dev/null ||
+		die "'$tool' not found: apt-get install mmdebstrap grub-pc-bin fdisk qemu-utils"
+done
+[ "$(id -u)" = 0 ] || die "run as root (mmdebstrap --mode=root; the image's files must be owned by root)"
+
+# One apt-cache call (one per package takes seconds): "pkg=candidate" lines.
+# shellcheck disable=SC2086 # pkgs: one word per package
+versions=$(apt-cache policy $pkgs 2>/dev/null |
+	awk '/^[^ ]/ { sub(":$", ""); p = $0 } /^ *Candidate:/ { print p "=" $2 }')
+for p in $pkgs; do
+	case "$versions" in
+	*"$p="[0-9]*) ;;
+	*) die "apt-cache knows no $p: run apt-get update" ;;
+	esac
+done
+tools="$(dpkg-query -W -f='${Package}=${Version} ' mmdebstrap grub-pc-bin)"
+inputs_sum=$(
+	{
+		sha256sum <"$0"
+		echo "$versions"
+		echo "$tools"
+	} | sha256sum | cut -d' ' -f1
+)
+
+image=$out/debian12.qcow2
+mkdir -p "$out"
+if [ "$force" = 0 ] && [ -s "$image" ] &&
+	[ "$(cat "$out/stamp" 2>/dev/null)" = "$inputs_sum" ]; then
+	echo "guest/build-cloud.sh: up to date" >&2
+	echo "$image"
+	exit 0
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/svm-cloud.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+echo "guest/build-cloud.sh: building in $tmp" >&2
+start=$(date +%s)
+
+root=$tmp/root
+uuid=$(cat /proc/sys/kernel/random/uuid)
+# What Debian's image builder leaves: fstab by UUID, a GRUB configuration
+# (written here: update-grub cannot probe a disk from a chroot), no
+# machine-id (systemd makes one on first boot), no SSH host keys (cloud-init
+# makes them), no downloaded packages.
+# shellcheck disable=SC2086 # pkgs: one word per package
+include=$(printf '%s,' $pkgs)
+# shellcheck disable=SC2016 # the hooks' $1 is mmdebstrap's, not ours
+mmdebstrap --mode=root --variant=important --format=directory \
+	--components=main --include="${include%,}" \
+	--customize-hook="echo 'UUID=$uuid / ext4 rw,discard,errors=remount-ro 0 1' >\"\$1/etc/fstab\"" \
+	--customize-hook="echo debian >\"\$1/etc/hostname\"" \
+	--customize-hook=': >"$1/etc/machine-id"; rm -f "$1/var/lib/dbus/machine-id" "$1"/etc/ssh/ssh_host_*' \
+	--customize-hook='printf "auto lo\niface lo inet loopback\n\nsource /etc/network/interfaces.d/*\n" >"$1/etc/network/interfaces"' \
+	--customize-hook='rm -rf "$1"/var/cache/apt/*.bin "$1"/var/lib/apt/lists/*_Packages' \
+	"$suite" "$root" \
+	"deb $mirror $suite main" "deb $mirror $suite-updates main" \
+	"deb $security $suite-security main" >&2 ||
+	die "mmdebstrap failed (mirror reachable? see above)"
+
+kimg=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' | head -n 1)
+[ -n "$kimg" ] || die "the image has no kernel in /boot"
+kver=${kimg##*/vmlinuz-}
+[ -f "$root/boot/initrd.img-$kver" ] || die "the image has no initrd for $kver"
+mkdir -p "$root/boot/grub/i386-pc"
+cp "$root"/usr/lib/grub/i386-pc/*.mod "$root"/usr/lib/grub/i386-pc/*.lst \
+	"$root/boot/grub/i386-pc/"
+cat >"$root/boot/grub/grub.cfg" <<EOF
+serial --unit=0 --speed=115200
+terminal_input serial console
+terminal_output serial console
+set timeout=0
+menuentry 'Debian GNU/Linux' {
+	search --no-floppy --fs-uuid --set=root $uuid
+	linux /boot/vmlinuz-$kver root=UUID=$uuid ro $cmdline
+	initrd /boot/initrd.img-$kver
+}
+EOF
+
+# Disk: 1 MiB before the partition (MBR + GRUB's core image), the root
+# file system with a quarter free (cloud-init's growpart would grow it into a
+# larger disk).
+used=$(du -sm "$root" | cut -f1)
+fs_mib=$((used + used / 4 + 256))
+disk=$tmp/disk.raw
+truncate -s "$((fs_mib + 1))M" "$disk"
+echo 'label: dos
+start=2048, type=83, bootable' | sfdisk -q "$disk" >&2 ||
+	die "sfdisk failed"
+mke2fs -q -t ext4 -L root -U "$uuid" -d "$root" -E offset=1048576 \
+	"$disk" "${fs_mib}M" >&2 || die "mke2fs -d failed"
+
+# GRUB as grub-install does it for a BIOS disk: boot.img (the MBR code, not
+# the partition table) in sector 0; core.img (which finds /boot/grub on the
+# partition) from sector 1, where boot.img's default block list points.
+grub_dir=$root/usr/lib/grub/i386-pc
+grub-mkimage -O i386-pc -d "$grub_dir" -o "$tmp/core.img" \
+	-p '(hd0,msdos1)/boot/grub' biosdisk part_msdos ext2 ||
+	die "grub-mkimage failed"
+[ "$(stat -c %s "$tmp/core.img")" -lt $((2047 * 512)) ] ||
+	die "GRUB's core image does not fit before the partition"
+dd if="$grub_dir/boot.img" of="$disk" bs=440 count=1 conv=notrunc status=none
+dd if="$tmp/core.img" of="$disk" bs=512 seek=1 conv=notrunc status=none
+
+qemu-img convert -f raw -O qcow2 "$disk" "$tmp/disk.qcow2" ||
+	die "qemu-img convert failed"
+mv "$tmp/disk.qcow2" "$image"
+echo "$inputs_sum" >"$out/stamp"
+echo "guest/build-cloud.sh: built in $(($(date +%s) - start)) s ($kver, ${fs_mib} MiB root)" >&2
+echo "$image"
