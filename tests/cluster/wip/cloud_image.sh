@@ -1,0 +1,93 @@
+#!/bin/bash
+# WORK IN PROGRESS (issue 15): written, never run. Not picked up by run.sh
+# (only tests/cluster/test_*.sh are). Move to tests/cluster/test_cloud_image.sh
+# once it passes: flock /tmp/slurm-vm-cluster.lock tests/cluster/run.sh <path>.
+# cluster-timeout: 480
+# A stock Debian 12 cloud image (tests/guest/build-cloud.sh: GRUB, systemd,
+# cloud-init 22.4, nothing of slurm-vm) from the catalog, booted by the real
+# prolog with no special case: cloud-init reads the seed, creates the job
+# user with the host's uid, gid and groups, names and addresses the job
+# network's NIC, installs and starts the agent; srun tasks run in it as the
+# user; nothing is left after the job. Prints boot-to-ready of this image
+# and of the busybox test guest in the same run (TCG).
+set -euo pipefail
+. "$(dirname "$0")/harness.sh"
+. "$(dirname "$0")/guest.sh"
+
+user=svmtest
+guest_cluster_start 240 JobNetwork=vxlan JobNetworkUnderlay=eth0
+
+# Built once and cached by content (~75 s when it is not).
+t0=$(date +%s)
+cloud=$("$HARNESS_REPO/tests/guest/build-cloud.sh" 2>"$HARNESS_DIR/log/cloud-build.log") || {
+	tail -20 "$HARNESS_DIR/log/cloud-build.log" >&2
+	harness_die "tests/guest/build-cloud.sh failed"
+}
+echo "# cloud image: $(($(date +%s) - t0)) s to build or check"
+image=$HARNESS_IMAGES/debian12.qcow2
+cp "$cloud" "$image"
+chmod 0644 "$image"
+# A disk with its own bootloader: no Kernel=, SeaBIOS boots it.
+harness_add_catalog_image debian12 "$image" qcow2
+
+ready_secs() { # job: "guest ready N.Ns after boot" of the prolog
+	sed -n "s/.*job $1: guest ready \([0-9.]*\)s after boot.*/\1/p" \
+		"$HARNESS_VM_LOG" | tail -n 1
+}
+run_job() { # image: the job id once its guest is ready
+	local job
+	job=$(harness_as_user "$user" sbatch --parsable -c1 --mem=1G \
+		--vm-image="$1" --wrap 'sleep 900')
+	harness_wait 300 "job $job's guest ($1)" \
+		grep -q "job $job: guest ready" "$HARNESS_VM_LOG" || {
+		grep "job $job" "$HARNESS_VM_LOG" | tail -n 30 >&2
+		harness_die "no guest for job $job ($1)"
+	}
+	echo "$job"
+}
+step() { # job srun-args...
+	local job=$1
+	shift
+	harness_as_user "$user" timeout 120 srun --jobid="$job" --overlap -O \
+		--chdir=/tmp "$@"
+}
+
+job=$(run_job debian12)
+cloud_ready=$(ready_secs "$job")
+
+want=$(id "$user")
+out=$(step "$job" -n1 id 2>&1) || true
+[ "$out" = "$want" ] && ok "srun -n1 id in the cloud image: $out" ||
+	fail "srun -n1 id: '$out', on the host '$want'"
+
+out=$(step "$job" -n1 sh -c 'cat /etc/os-release; echo "PID1=$(cat /proc/1/comm)"' 2>&1) || true
+if grep -qx 'ID=debian' <<<"$out" && grep -qx 'VERSION_ID="12"' <<<"$out" &&
+	grep -qx 'PID1=systemd' <<<"$out"; then
+	ok "the task runs in Debian 12 with systemd as PID 1"
+else
+	fail "os-release/PID 1: $out"
+fi
+
+# cloud-init's renderer (ifupdown here) named the NIC and gave it the
+# planned address, which the seed's /etc/hosts entry gives this node's name.
+node=$(sinfo -h -N -o %N | head -n 1)
+addr=$(step "$job" -n1 cat /etc/hosts 2>/dev/null | awk -v n="$node" '$2 == n && $1 !~ /^127\./ { print $1 }') || true
+out=$(step "$job" -n1 ip -4 -o addr show dev job0 2>&1) || true
+if [ -n "$addr" ] && grep -q "inet $addr/" <<<"$out"; then
+	ok "cloud-init configured job0 with $addr, in /etc/hosts as $node"
+else
+	fail "job0: '$out' (/etc/hosts entry of $node: '$addr')"
+fi
+
+scancel "$job"
+harness_wait 120 "job $job to end" bash -c "! squeue -h -j $job | grep -q ." || true
+harness_wait 60 "job $job's epilog" bash -c "[ ! -e '$(guest_state_dir "$job")' ]" || true
+guest_nothing_left "$job"
+guest_node_up "the cloud image's job"
+
+# The busybox test guest in the same run, for the comparison.
+bjob=$(run_job testguest)
+busybox_ready=$(ready_secs "$bjob")
+scancel "$bjob"
+echo "# boot-to-ready (TCG): debian12 cloud image ${cloud_ready}s, busybox test guest ${busybox_ready}s"
+[ "$failures" = 0 ]
