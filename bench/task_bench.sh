@@ -57,16 +57,17 @@ harness_wait 300 "job $vm's guest" grep -q "job $vm: guest ready" "$HARNESS_VM_L
 harness_wait 60 "job $plain to run" bash -c "squeue -h -j $plain -o %T | grep -q RUNNING" ||
 	harness_die "job $plain does not run"
 
-# One step, start to end, in seconds.
-timed_step() {
+# One step, start to end, in seconds: timed_cmd JOB SRUN-ARGS... COMMAND...
+timed_cmd() {
 	local job=$1 t0 t1
 	shift
 	t0=$(date +%s.%N)
-	harness_as_user "$user" timeout 120 srun --jobid="$job" --overlap -O --chdir=/tmp "$@" true ||
-		harness_die "srun --jobid=$job $* true failed"
+	harness_as_user "$user" timeout 120 srun --jobid="$job" --overlap -O --chdir=/tmp "$@" >/dev/null ||
+		harness_die "srun --jobid=$job $* failed"
 	t1=$(date +%s.%N)
 	echo "$t1 - $t0" | bc -l
 }
+timed_step() { timed_cmd "$@" true; }
 
 # Warm both paths (first srun of a job, first exec of the guest).
 timed_step "$vm" -n1 >/dev/null
@@ -105,4 +106,24 @@ echo "BENCH|task_start_n1_guest_p90|$p90_vm1|s|task_start_n1_host_p90|$(ratio "$
 echo "BENCH|task_start_n${k}_guest|$med_vmk|s|task_start_n${k}_host|$(ratio "$med_vmk" "$med_hostk")|$note, median of $n"
 echo "BENCH|task_start_n${k}_host|$med_hostk|s|-|-|bare metal, median of $n"
 echo "BENCH|task_added_per_task|$per_task|s|-|-|$note, (guest - bare metal) of -n$k steps / $k"
+# MPI start over PMIx: Open MPI's trivial allreduce program with
+# `srun --mpi=pmix -n2` in the guest (its PMIx client carried over the
+# guest channel) against the same program on the host (slurmstepd's PMIx
+# server next to it). The host's build of the guest's source.
+work=$HARNESS_WORK/$user
+mkdir -p "$work"
+chown "$user:" "$work"
+mpicc.openmpi -O2 -o "$work/svm-ompi-allreduce" "$top/tests/guest/files/mpi_allreduce.c"
+chmod 0755 "$work/svm-ompi-allreduce"
+m=$(((n + 3) / 4))
+for ((i = 0; i < m; i++)); do
+	samples[pmixvm]+="$(timed_cmd "$vm" --mpi=pmix -n2 svm-ompi-allreduce) "
+	samples[pmixhost]+="$(timed_cmd "$plain" --mpi=pmix -n2 "$work/svm-ompi-allreduce") "
+done
+med_pmixvm=$(quantile "${samples[pmixvm]}" 0.5)
+med_pmixhost=$(quantile "${samples[pmixhost]}" 0.5)
+printf '%-34s %9ss\n' "srun --mpi=pmix -n2 MPI, guest" "$med_pmixvm"
+printf '%-34s %9ss\n' "srun --mpi=pmix -n2 MPI, bare metal" "$med_pmixhost"
+echo "BENCH|pmix_mpi_n2_guest|$med_pmixvm|s|pmix_mpi_n2_host|$(ratio "$med_pmixvm" "$med_pmixhost")|$note, Open MPI allreduce, median of $m"
+echo "BENCH|pmix_mpi_n2_host|$med_pmixhost|s|-|-|bare metal, median of $m"
 scancel "$vm" "$plain"

@@ -336,12 +336,14 @@ static void write_disk(struct xw *x, const struct domain_params *p)
 	end(x);
 	if (!p->seed)
 		return;
+	/* A read-only virtio disk, not a SATA cdrom: virtio_blk is in every
+	 * cloud kernel, AHCI is not (Debian 12's cloud kernel has none). */
 	start(x, "disk");
 	attr(x, "type", "file");
-	attr(x, "device", "cdrom");
+	attr(x, "device", "disk");
 	empty(x, "driver", "name", "qemu", "type", "raw", NULL);
 	empty(x, "source", "file", p->seed, NULL);
-	empty(x, "target", "dev", "sda", "bus", "sata", NULL);
+	empty(x, "target", "dev", "vdb", "bus", "virtio", NULL);
 	empty(x, "readonly", NULL);
 	end(x);
 }

@@ -59,7 +59,7 @@ struct domain_params {
 	const char *image;	  /* base image */
 	const char *image_format; /* NULL: "qcow2" */
 	const char *overlay;	  /* per-job qcow2 over image; NULL: none */
-	const char *seed;	  /* cloud-init NoCloud ISO (cdrom); NULL */
+	const char *seed;	  /* cloud-init NoCloud ISO (virtio disk); NULL */
 	/* the image's own backing files, in order: all are named in the XML
 	 * and the chain is terminated after the last */
 	const struct domain_layer *backing;

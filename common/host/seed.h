@@ -8,7 +8,7 @@
  * the user's ~/.ssh/authorized_keys, and how to start the agent when the
  * image has none: from the seed itself), network-config (version 2).
  * Packed with genisoimage as an ISO 9660 volume labelled "cidata", which
- * the domain attaches as a read-only cdrom.
+ * the domain attaches as a read-only virtio disk.
  *
  * Every value is written as a YAML double-quoted scalar with control bytes
  * escaped, and shell commands take values only as positional arguments, so

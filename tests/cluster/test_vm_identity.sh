@@ -3,7 +3,7 @@
 # Who the guest and its qemu are, in one guest boot:
 # - the cloud-init NoCloud seed the prolog makes (journaled SEED): its
 #   user-data passes `cloud-init schema`; the guest (busybox, no cloud-init:
-#   tests/guest/files/seed reads the cdrom) takes its hostname from
+#   tests/guest/files/seed reads the seed disk) takes its hostname from
 #   meta-data and the job user's name, uid and groups from user-data; the
 #   kernel command line names no host;
 # - an authorized_keys that is a planted symlink to a root-only file is read
@@ -61,8 +61,8 @@ grep -q "^SEED	seed$" "$state/journal" && ok "SEED is journaled" || fail "no SEE
 [ "$(stat -c '%U:%G %a' "$state/seed.iso")" = "root:$(id -gn "$user") 640" ] &&
 	ok "seed.iso is root:$(id -gn "$user") 0640" || fail "seed.iso: $(stat -c '%U:%G %a' "$state/seed.iso")"
 xml=$(virsh dumpxml "$dom")
-grep -q "<source file='$state/seed.iso'" <<<"$xml" && grep -q "device='cdrom'" <<<"$xml" &&
-	ok "the seed is the domain's cdrom" || fail "no seed cdrom in the domain"
+grep -q "<source file='$state/seed.iso'" <<<"$xml" && grep -q "<target dev='vdb' bus='virtio'/>" <<<"$xml" &&
+	ok "the seed is the domain's read-only virtio disk vdb" || fail "no seed disk vdb in the domain"
 if grep -q "ssh_authorized_keys" "$state/seed/user-data" || grep -q 'root:' "$state/seed/user-data"; then
 	fail "the planted authorized_keys link reached the seed"
 else

@@ -8,8 +8,11 @@
 # Output (default tests/guest/cache-cloud/, gitignored), printed:
 #   debian12.qcow2  one disk: MBR partition table, GRUB 2 (i386-pc) in the
 #                   MBR and the gap after it, one ext4 root partition with
-#                   systemd, cloud-init, openssh-server, the cloud kernel
-#                   (linux-image-cloud-amd64, initramfs-tools), ifupdown and
+#                   systemd, cloud-init, openssh-server, the generic
+#                   kernel of Debian's "generic" cloud image
+#                   (linux-image-amd64, initramfs-tools; the "genericcloud"
+#                   image's linux-image-cloud-amd64 has no 9p, so no
+#                   SharedDirs= over 9p), ifupdown and
 #                   isc-dhcp-client (Debian 12's cloud images use them),
 #                   openmpi-bin, mpich, libucx0, rdma-core, ibverbs-utils.
 #                   Boots with SeaBIOS (a catalog entry with no Kernel=);
@@ -31,10 +34,10 @@ force=0
 suite=bookworm
 mirror=${SVM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 security=${SVM_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
-pkgs="systemd-sysv cloud-init openssh-server linux-image-cloud-amd64
+pkgs="systemd-sysv cloud-init openssh-server linux-image-amd64
 	initramfs-tools ifupdown isc-dhcp-client sudo netbase grub-pc-bin
 	grub2-common openmpi-bin mpich libucx0 rdma-core ibverbs-utils"
-# The kernel command line of Debian's genericcloud image.
+# The kernel command line of Debian's generic cloud images.
 cmdline="console=tty0 console=ttyS0,115200 earlyprintk=ttyS0,115200 consoleblank=0"
 
 die() {

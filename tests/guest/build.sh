@@ -227,11 +227,11 @@ busybox=$tmp/busybox/bin/busybox
 # (the deb ships no modules.dep), then modprobe --show-depends.
 # virtio_pci: the bus; virtio_blk: root disk; ext4: root fs;
 # virtio_console: the agent channel; virtio_net: later; button+evdev: ACPI
-# power button for busybox acpid; ahci+sr_mod+isofs: the cloud-init seed
-# (a SATA cdrom on q35), read by files/seed; 9pnet_virtio+9p: the shares
+# power button for busybox acpid; isofs: the cloud-init seed (an ISO 9660
+# read-only virtio disk), read by files/seed; 9pnet_virtio+9p: the shares
 # (vm.conf SharedDirs=) the seed mounts.
 modules="virtio_pci virtio_blk ext4 virtio_console virtio_net button evdev
-	ahci sr_mod isofs 9pnet_virtio 9p"
+	isofs 9pnet_virtio 9p"
 depmod -b "$tmp/kernel" "$kver"
 mkdir -p "$tmp/initrd"
 : >"$tmp/initrd/modules.list"

@@ -262,14 +262,16 @@ static void test_disks_and_channel(void **state)
 	p.cmdline = "console=ttyS0 x=<&>";
 	p.emulator = "/usr/bin/qemu-system-x86_64";
 	build(c, &p);
-	assert_xpath(c, "//disk[@device='disk']/source/@file",
+	assert_xpath(c, "//disk[target/@dev='vda']/source/@file",
 		     "/var/lib/slurm-vm/overlays/42.qcow2");
-	assert_xpath(c, "//disk[@device='disk']/driver/@type", "qcow2");
-	assert_xpath(c, "//disk[@device='disk']/backingStore/source/@file",
+	assert_xpath(c, "//disk[target/@dev='vda']/driver/@type", "qcow2");
+	assert_xpath(c, "//disk[target/@dev='vda']/backingStore/source/@file",
 		     "/img/a&b<c>'\"d.qcow2");
-	assert_xpath(c, "//disk[@device='disk']/backingStore/format/@type",
+	assert_xpath(c, "//disk[target/@dev='vda']/backingStore/format/@type",
 		     "qcow2");
-	assert_xpath(c, "//disk[@device='cdrom']/driver/@type", "raw");
+	assert_xpath(c, "//disk[target/@dev='vdb']/driver/@type", "raw");
+	assert_xpath(c, "//disk[target/@dev='vdb']/target/@bus", "virtio");
+	assert_xpath(c, "count(//disk[target/@dev='vdb']/readonly)", "1");
 	assert_xpath(c, "/domain/os/cmdline", "console=ttyS0 x=<&>");
 	assert_xpath(c, "/domain/os/kernel", "/boot/vmlinuz");
 	assert_xpath(c, "count(/domain/os/boot)", "0");
@@ -284,8 +286,8 @@ static void test_disks_and_channel(void **state)
 	p.overlay = NULL;
 	p.image_format = "raw";
 	build(c, &p);
-	assert_xpath(c, "//disk[@device='disk']/driver/@type", "raw");
-	assert_xpath(c, "count(//disk[@device='disk']/readonly)", "1");
+	assert_xpath(c, "//disk[target/@dev='vda']/driver/@type", "raw");
+	assert_xpath(c, "count(//disk[target/@dev='vda']/readonly)", "1");
 }
 
 /* Firmware=uefi: OVMF's code read-only, the job's own NVRAM, no secure
@@ -361,7 +363,7 @@ static void test_backing_chain(void **state)
 		{ "/img/mid.qcow2", "qcow2" },
 		{ "/img/bottom.raw", "raw" },
 	};
-	const char *disk = "//disk[@device='disk']";
+	const char *disk = "//disk[target/@dev='vda']";
 	char expr[256];
 
 	base_params(&p);
@@ -417,7 +419,7 @@ static void test_path_encoding(void **state)
 	p.image = "/img/caf\xc3\xa9/\xe6\x97\xa5.qcow2";
 	build(c, &p);
 	/* written as character references, read back as the same bytes */
-	assert_xpath(c, "//disk[@device='disk']/backingStore/source/@file",
+	assert_xpath(c, "//disk[target/@dev='vda']/backingStore/source/@file",
 		     "/img/caf\xc3\xa9/\xe6\x97\xa5.qcow2");
 
 	p.image = "/img/caf\xe9.qcow2"; /* Latin-1 */

@@ -1,7 +1,4 @@
 #!/bin/bash
-# WORK IN PROGRESS (issue 15): written, never run. Not picked up by run.sh
-# (only tests/cluster/test_*.sh are). Move to tests/cluster/test_cloud_image.sh
-# once it passes: flock /tmp/slurm-vm-cluster.lock tests/cluster/run.sh <path>.
 # cluster-timeout: 480
 # A stock Debian 12 cloud image (tests/guest/build-cloud.sh: GRUB, systemd,
 # cloud-init 22.4, nothing of slurm-vm) from the catalog, booted by the real
@@ -15,7 +12,13 @@ set -euo pipefail
 . "$(dirname "$0")/guest.sh"
 
 user=svmtest
-guest_cluster_start 240 JobNetwork=vxlan JobNetworkUnderlay=eth0
+# One node of its own (namespaces, NodeAddr on the underlay): the job
+# network needs a NodeAddr to carry it.
+HARNESS_NODE_COUNT=1 guest_cluster_start 240 JobNetwork=vxlan JobNetworkUnderlay=eth0
+harness_vmconf_set SharedDirs "$HARNESS_WORK"
+work=$HARNESS_WORK/$user
+mkdir -p "$work"
+chown "$user:" "$work"
 
 # Built once and cached by content (~75 s when it is not).
 t0=$(date +%s)
@@ -79,10 +82,24 @@ else
 	fail "job0: '$out' (/etc/hosts entry of $node: '$addr')"
 fi
 
+# SharedDirs=: cloud-init's bootcmd mounted the share over 9p (the cloud
+# kernel's modules) before the agent started; the task starts in the
+# directory it asked for and what it writes is the user's on the host.
+rm -f "$work/cloud.out"
+out=$(harness_as_user "$user" timeout 120 srun --jobid="$job" --overlap -O \
+	--chdir="$work" -n1 sh -c 'pwd; echo "from $(uname -r)" >cloud.out' 2>&1) || true
+if [ "$out" = "$work" ] && [ "$(stat -c %U "$work/cloud.out" 2>/dev/null)" = "$user" ] &&
+	grep -q '^from .*cloud' "$work/cloud.out"; then
+	ok "the task started in the shared $work and wrote cloud.out, $user's on the host: $(cat "$work/cloud.out")"
+else
+	fail "shared directory: '$out'; cloud.out: $(ls -l "$work/cloud.out" 2>&1) $(cat "$work/cloud.out" 2>/dev/null)"
+fi
+
 scancel "$job"
 harness_wait 120 "job $job to end" bash -c "! squeue -h -j $job | grep -q ." || true
-harness_wait 60 "job $job's epilog" bash -c "[ ! -e '$(guest_state_dir "$job")' ]" || true
-guest_nothing_left "$job"
+harness_wait 60 "job $job's epilog" bash -c "[ ! -e '$HARNESS_DIR/nodes/n1/vm/state/job-$job.0' ]" || true
+guest_nothing_left "$job" n1
+guest_jobnet_nothing_left n1
 guest_node_up "the cloud image's job"
 
 # The busybox test guest in the same run, for the comparison.
