@@ -119,6 +119,11 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 	agent=build/agent/slurm-vm-agent
 	tests/guest/build.sh --agent "$agent" || rc=$?
 	record "test guest build" "$rc"
+	# The stock cloud image of test_cloud_image.sh, built here once per
+	# run (cached by content) rather than inside that test's time limit.
+	rc=0
+	tests/guest/build-cloud.sh >/dev/null || rc=$?
+	record "stock cloud image build" "$rc"
 
 	stage "cluster tests (real slurmctld, slurmd, libvirtd)"
 	rc=0

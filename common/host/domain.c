@@ -184,6 +184,20 @@ static void write_numatune(struct xw *x, const struct plan *plan)
 	end(x);
 }
 
+/* Under TCG qemu's translation cache grows to 1 GiB by default: a guest
+ * running systemd and Python (a stock cloud image) takes qemu past the job's
+ * memory, where the hard limit stalls it. Bounded, it fits in MemOverhead. */
+static void write_tcg_cache(struct xw *x)
+{
+	start(x, "tcg");
+	start(x, "tb-cache");
+	attr(x, "unit", "MiB");
+	xw_check(x, xmlTextWriterWriteFormatString(x->w, "%u",
+						   DOMAIN_TCG_CACHE_MIB));
+	end(x);
+	end(x);
+}
+
 static void write_memory(struct xw *x, const struct plan *plan)
 {
 	start(x, "memory");
@@ -238,6 +252,8 @@ static void write_os(struct xw *x, const struct domain_params *p)
 	start(x, "features");
 	empty(x, "acpi", NULL);
 	empty(x, "apic", NULL);
+	if (p->domain_type && strcmp(p->domain_type, "qemu") == 0)
+		write_tcg_cache(x);
 	end(x);
 }
 

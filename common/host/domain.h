@@ -38,6 +38,8 @@
 #define DOMAIN_XMLNS	     "https://slurm-vm.org/xmlns/domain/1"
 #define DOMAIN_XMLNS_PREFIX  "svm"
 #define DOMAIN_AGENT_CHANNEL "org.slurm-vm.agent.0"
+/* DomainType=qemu (TCG): qemu's translation cache, part of MemOverhead. */
+#define DOMAIN_TCG_CACHE_MIB 128u
 
 /* One file of a backing chain, as checked (image_check). */
 struct domain_layer {
@@ -59,7 +61,7 @@ struct domain_params {
 	const char *image;	  /* base image */
 	const char *image_format; /* NULL: "qcow2" */
 	const char *overlay;	  /* per-job qcow2 over image; NULL: none */
-	const char *seed;	  /* cloud-init NoCloud ISO (virtio disk); NULL */
+	const char *seed; /* cloud-init NoCloud ISO (virtio disk); NULL */
 	/* the image's own backing files, in order: all are named in the XML
 	 * and the chain is terminated after the last */
 	const struct domain_layer *backing;

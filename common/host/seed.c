@@ -18,18 +18,28 @@
 
 /* Starts the agent from the seed when the image has none of its own. Runs
  * as a cloud-init bootcmd (every boot, before the network): a fixed script,
- * no value of the job in it. */
+ * no value of the job in it. systemd-run --no-block: cloud-init.service
+ * runs before sysinit.target, which the unit's default dependencies wait
+ * for, so waiting for the start would deadlock the boot; queued, the agent
+ * starts once cloud-init's init stage has made the user and /etc/hosts,
+ * so it says ready only after them. The agent gets a tmpfs of its own:
+ * systemd 252 (Debian 12) mounts /run noexec, and the image's disk stays
+ * untouched. */
 static const char agent_start_script[] =
 	"a=$(command -v " SEED_AGENT_NAME " || true)\n"
 	"if [ -z \"$a\" ]; then\n"
-	"  d=/run/slurm-vm/seed; a=/run/slurm-vm/" SEED_AGENT_NAME "\n"
-	"  mkdir -p \"$d\" && mount -o ro LABEL=" SEED_LABEL " \"$d\" &&\n"
+	"  b=/run/slurm-vm/bin; d=/run/slurm-vm/seed; a=$b/" SEED_AGENT_NAME
+	"\n"
+	"  mkdir -p \"$b\" \"$d\" && { mountpoint -q \"$b\" ||\n"
+	"    mount -t tmpfs -o mode=0755,size=8m slurm-vm \"$b\"; } &&\n"
+	"    mount -o ro LABEL=" SEED_LABEL " \"$d\" &&\n"
 	"    install -m 0755 \"$d/" SEED_AGENT_NAME "\" \"$a\"; umount \"$d\"\n"
 	"fi\n"
 	"[ -x \"$a\" ] || exit 0\n"
 	"pgrep -x " SEED_AGENT_NAME " >/dev/null && exit 0\n"
 	"if [ -d /run/systemd/system ]; then\n"
-	"  systemd-run --unit=" SEED_AGENT_NAME " -p Restart=always \"$a\"\n"
+	"  systemd-run --no-block --unit=" SEED_AGENT_NAME
+	" -p Restart=always \"$a\"\n"
 	"else\n"
 	"  setsid sh -c 'while :; do \"$0\"; sleep 1; done' \"$a\" "
 	"</dev/null >/dev/null 2>&1 &\n"

@@ -149,6 +149,7 @@ static void test_cpus_and_memory(void **state)
 	base_params(&p);
 	build(c, &p);
 	assert_xpath(c, "/domain/@type", "kvm");
+	assert_xpath(c, "count(/domain/features/tcg)", "0");
 	assert_xpath(c, "/domain/name", "slurm-vm-42");
 	assert_xpath(c, "/domain/vcpu", "8");
 	assert_xpath(c, "count(/domain/cputune/vcpupin)", "8");
@@ -226,6 +227,8 @@ static void test_emulate(void **state)
 	build(c, &p);
 	assert_xpath(c, "/domain/@type", "qemu");
 	assert_xpath(c, "/domain/cpu/@mode", "maximum");
+	assert_xpath(c, "/domain/features/tcg/tb-cache", "128");
+	assert_xpath(c, "/domain/features/tcg/tb-cache/@unit", "MiB");
 	assert_xpath(c, "count(//hostdev)", "0");
 	assert_xpath(c, "count(//rng[@model='virtio'])", "3");
 	assert_xpath(c, "//rng[2]/address/@bus", "0x03");
