@@ -691,8 +691,9 @@ _harness_snapshot_build() {
 	export HARNESS_BIN
 }
 
-# harness_world_copy FILE: prints the path of a copy of FILE that every user
-# can read, in the cluster directory. Job users and qemu (which runs as the
+# harness_world_copy FILE [MODE]: prints the path of a copy of FILE that
+# every user can read (MODE, default 0644; 0755 for a program a job user
+# runs), in the cluster directory. Job users and qemu (which runs as the
 # job's user) open it; the checkout may be in a directory they cannot enter
 # (/root/slurm-vm), and its permissions are the user's, not ours to loosen.
 harness_world_copy() {
@@ -701,7 +702,7 @@ harness_world_copy() {
 	chmod 0755 "$dir"
 	dst=$dir/${1##*/}
 	[ -e "$dst" ] || cp "$1" "$dst" || harness_die "cannot copy $1 to $dst"
-	chmod 0644 "$dst"
+	chmod "${2:-0644}" "$dst"
 	echo "$dst"
 }
 

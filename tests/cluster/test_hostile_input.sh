@@ -13,6 +13,8 @@ raw=$BUILD_DIR/tests/cluster/svm-submit-raw
 [ -x "$raw" ] || harness_skip "$raw is not built (make check builds it)"
 harness_ensure_test_users
 harness_start
+# The user runs it: a copy outside a checkout the user may not enter.
+raw=$(harness_world_copy "$raw" 0755)
 harness_vmconf_set AllowUserImages yes
 harness_add_catalog_image testimg "" raw
 img=$HARNESS_IMAGES

@@ -28,6 +28,8 @@ other=svmtest2
 raw=$BUILD_DIR/tests/cluster/svm-submit-raw
 [ -x "$raw" ] || harness_skip "no $raw (make check builds it)"
 guest_cluster_start 240 AllowRoot=yes
+# The user runs it: a copy outside a checkout the user may not enter.
+raw=$(harness_world_copy "$raw" 0755)
 harness_vmconf_set SharedDirs "$HARNESS_WORK,/home"
 work=$HARNESS_WORK/$user
 home=$(getent passwd "$user" | cut -d: -f6)

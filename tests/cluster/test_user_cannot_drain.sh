@@ -15,6 +15,8 @@ user=svmtest
 raw=$BUILD_DIR/tests/cluster/svm-submit-raw
 [ -x "$raw" ] || harness_skip "$raw is not built (make check builds it)"
 guest_cluster_start 120 AllowUserImages=yes
+# The user runs it: a copy outside a checkout the user may not enter.
+raw=$(harness_world_copy "$raw" 0755)
 work=$HARNESS_WORK/$user
 img=$HARNESS_IMAGES
 

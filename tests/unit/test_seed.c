@@ -173,7 +173,9 @@ static void test_cloud_init_schema(void **state)
 		    "assert u[\"name\"] == \"alice\" and u[\"uid\"] == 1234, u; "
 		    "assert u[\"groups\"] == [\"video\", \"proj\\\"x\"], u; "
 		    "assert len(u[\"ssh_authorized_keys\"]) == 2; "
-		    "assert d[\"bootcmd\"][2][4:] == [\"proj\\\"x\", \"5001\"]' %s",
+		    "assert d[\"bootcmd\"][2][4:] == [\"proj\\\"x\", \"5001\"]; "
+		    "assert d[\"ssh_genkeytypes\"] == [\"ed25519\"]; "
+		    "assert d[\"resize_rootfs\"] is False' %s",
 		    path),
 		0);
 	/* the check can fail: a wrong type is refused */
