@@ -84,8 +84,10 @@ drain_image_three_layers() {
 		qemu-img create -q -f qcow2 -F raw -b chain-bottom.raw chain-mid.qcow2 &&
 		qemu-img create -q -f qcow2 -F qcow2 -b chain-mid.qcow2 chain-top.qcow2)
 	chmod 0644 "$img"/chain-*
+	# qemu opens kernel and initrd as the job user: not from the checkout.
 	harness_add_catalog_image chain3 "$img/chain-top.qcow2" qcow2 \
-		"Kernel=$cache/vmlinux" "Initrd=$cache/initrd.img" \
+		"Kernel=$(harness_world_copy "$cache/vmlinux")" \
+		"Initrd=$(harness_world_copy "$cache/initrd.img")" \
 		"Cmdline=$(cat "$cache/cmdline")"
 	job=$(drain_submit_raw \
 		$'#!/bin/sh\nsrun cat /chain-marker\necho "step exit $?"\n' \
