@@ -86,8 +86,7 @@ fi
 # kernel's modules) before the agent started; the task starts in the
 # directory it asked for and what it writes is the user's on the host.
 rm -f "$work/cloud.out"
-out=$(harness_as_user "$user" timeout 120 srun --jobid="$job" --overlap -O \
-	--chdir="$work" -n1 sh -c 'pwd; echo "from $(uname -r)" >cloud.out' 2>&1) || true
+out=$(step "$job" --chdir="$work" -n1 sh -c 'pwd; echo "from $(uname -r)" >cloud.out' 2>&1) || true
 if [ "$out" = "$work" ] && [ "$(stat -c %U "$work/cloud.out" 2>/dev/null)" = "$user" ] &&
 	grep -q '^from [0-9]' "$work/cloud.out"; then
 	ok "the task started in the shared $work and wrote cloud.out, $user's on the host: $(cat "$work/cloud.out")"
