@@ -31,6 +31,11 @@
 static void fault_text(char *buf, size_t size, const char *what,
 		       const char *reason)
 {
+	size_t n = strlen(what);
+
+	/* Most messages already start with "job N: ": say it once. */
+	if (!strncmp(reason, what, n) && !strncmp(reason + n, ": ", 2))
+		reason += n + 2;
 	snprintf(buf, size, "slurm-vm: %s: %s", what, reason);
 	for (char *c = buf; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)

@@ -451,10 +451,14 @@ static enum prolog_result prolog_run(struct prolog *p)
 	_cleanup_free_ char *conf_path = vmconf_default_path();
 	enum prolog_result res;
 
+	/* The job first: every message from here on, and the drain reason,
+	 * names it. */
+	if (request_job_from_env(&p->req.job_id, &p->req.restart_count) < 0)
+		return PROLOG_NODE_FAULT;
 	if (vmconf_load(&p->conf, conf_path) < 0) {
-		log_error(
-			"%s is broken: fix it; this node is drained until then",
-			conf_path ? conf_path : "vm.conf");
+		log_error("job %u: %s is broken: fix it; this node is drained "
+			  "until then",
+			  p->req.job_id, conf_path ? conf_path : "vm.conf");
 		return PROLOG_NODE_FAULT;
 	}
 	if (p->conf.log_file && log_open_file(p->conf.log_file) < 0)
@@ -471,8 +475,6 @@ static enum prolog_result prolog_run(struct prolog *p)
 		 getenv("SPANK_VM_KEEP") ?: "");
 	/* The state directory first: whatever is wrong with the rest of the
 	 * request, the job's steps must find the reason and fail. */
-	if (request_job_from_env(&p->req.job_id, &p->req.restart_count) < 0)
-		return PROLOG_NODE_FAULT;
 	res = prolog_take_state_name(p);
 	if (res == PROLOG_OK)
 		res = prolog_statedir(p);

@@ -87,9 +87,29 @@ for node in "${HARNESS_NODES[@]}"; do
 		sed "s/<svm:device /$node: device /; s/ *\/*>\$//" || true
 done
 
-harness_wait 600 "job $jobid to end" \
-	bash -c "squeue -h -j $jobid -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY'" ||
-	true
+job_ended() {
+	squeue -h -j "$jobid" -t all -o %T |
+		grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY'
+}
+# On this machine the job ends in about a minute; one that has not after
+# five is stuck: show where, then cancel it, so that its epilogs still run
+# and what they leave behind is still checked.
+if ! harness_wait 300 "job $jobid to end" job_ended; then
+	say "job $jobid is stuck: its steps, its processes and guests"
+	squeue -s -j "$jobid" -o '%i %j %T %M %N' || true
+	for node in "${HARNESS_NODES[@]}"; do
+		harness_node_exec "$node" ps -eo pid,ppid,user,etime,args |
+			grep -E "slurmstepd|slurm-vm-|qemu" | grep -v grep |
+			cut -c1-200 | sed "s/^/$node: /" || true
+		for con in "$HARNESS_DIR/nodes/$node"/vm/state/job-"$jobid".*/console.log; do
+			[ -e "$con" ] || continue
+			echo "--- $node: last lines of the guest's console"
+			tail -n 20 "$con"
+		done
+	done
+	scancel "$jobid" || true
+	harness_wait 120 "job $jobid to end after scancel" job_ended || true
+fi
 state=$(squeue -h -j "$jobid" -t all -o '%T %r')
 exit_code=$(scontrol show job "$jobid" | sed -n 's/.* ExitCode=\([^ ]*\).*/\1/p')
 

@@ -236,7 +236,10 @@ case "$with$without" in *failed*) fail "srun true failed while timing" ;; esac
 	done_mark=$HARNESS_WORK/svmtest/done-$$
 	if id=$(submit svmtest -N2 --vm-image=testimg -o /dev/null \
 		--wrap "while [ ! -e $done_mark ]; do sleep 0.2; done"); then
-		harness_wait 60 "job $id to run" sh -c "scontrol -o show job $id | grep -q JobState=RUNNING"
+		# RUNNING comes before the prologs end: break n1's vm.conf only
+		# after both have read it.
+		harness_wait 60 "job $id's prologs on n1 and n2" sh -c \
+			"[ \$(grep -c 'job $id: prolog done in .*: ok' '$HARNESS_VM_LOG') = 2 ]"
 		printf 'NoSuchKey=1\n' >"$n1conf"
 		out=$(harness_as_user svmtest timeout 30 srun --jobid="$id" --overlap \
 			--vm-image=testimg -N2 -l true 2>&1)
