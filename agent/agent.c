@@ -32,6 +32,7 @@
 
 #include "log.h"
 #include "macro.h"
+#include "pmixenv.h"
 #include "proto.h"
 #include "spawn.h"
 #include "util.h"
@@ -49,6 +50,11 @@ struct session {
 	int fd[PROTO_STREAMS]; /* our ends, -1 when closed */
 	int report;	       /* spawn error pipe */
 	int pmix_listen;       /* a PMIx task's server until it connects */
+	bool pmix;	       /* the PMI stream is a PMIx server's */
+	struct pmixenv_topo_hider topo; /* in that server's bytes */
+	uint32_t uid, gid; /* the job's, which the task started with */
+	uint8_t hello[PMIXENV_HELLO_MAX]; /* the PMIx client's first bytes */
+	uint8_t hello_len;		  /* UINT8_MAX once they are checked */
 	struct proto_buf to_task[PROTO_STREAMS]; /* STDIN, PMI */
 	uint32_t credit[PROTO_STREAMS];		 /* we may send */
 	uint32_t window[PROTO_STREAMS];		 /* the host may still send */
@@ -392,12 +398,15 @@ static void handle_exec(const struct proto_frame *f)
 	}
 	log_debug("session %u: started %s as pid %d (uid %u)", id, m.argv[0],
 		  (int)sp.pid, m.uid);
-	proto_exec_free(&m);
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		kill(-sp.pid, SIGKILL);
+		proto_exec_free(&m);
 		return;
 	}
+	s->uid = m.uid;
+	s->gid = m.gid;
+	proto_exec_free(&m);
 	s->id = id;
 	s->pid = sp.pid;
 	s->fd[PROTO_STDIN] = sp.in;
@@ -406,6 +415,7 @@ static void handle_exec(const struct proto_frame *f)
 	s->fd[PROTO_PMI] = sp.pmi;
 	s->report = sp.report;
 	s->pmix_listen = sp.pmix_listen;
+	s->pmix = sp.pmix_listen >= 0;
 	s->pty = sp.err < 0;
 	for (int i = 0; i < PROTO_STREAMS; i++) {
 		s->credit[i] = s->window[i] = PROTO_WINDOW;
@@ -428,6 +438,7 @@ static void handle_exec(const struct proto_frame *f)
 /* Bytes for the task's stdin or PMI socket. */
 static void handle_data(struct session *s, const struct proto_frame *f)
 {
+	static uint8_t shown[PROTO_MAX_DATA + PMIXENV_TOPO_KEY_MAX];
 	const uint8_t *data;
 	size_t len;
 	uint8_t st;
@@ -449,7 +460,20 @@ static void handle_data(struct session *s, const struct proto_frame *f)
 		s->window[st] += (uint32_t)len;
 		return;
 	}
-	proto_buf_append(&s->to_task[st], data, len);
+	if (st == PROTO_PMI && s->pmix) {
+		unsigned renamed = s->topo.renamed;
+
+		if (len > PROTO_MAX_DATA) /* proto_decode_data() bounds it */
+			return;
+		len = pmixenv_hide_topo(&s->topo, data, len, shown);
+		data = shown;
+		if (s->topo.renamed != renamed)
+			log_debug("session %u: the host's topology hidden from "
+				  "PMIx",
+				  s->id);
+	}
+	if (proto_buf_append(&s->to_task[st], data, len) < 0)
+		send_error(s->id, 0, "out of memory for the task's input");
 }
 
 static void handle_session_frame(const struct proto_frame *f)
@@ -604,6 +628,33 @@ static void session_stream_eof(struct session *s, int st)
 		session_close_fd(s, st);
 }
 
+/* Slurm's PMIx server refuses a client whose credential is not the job's
+ * (psec "native": the uid and primary gid it claims) and the client only
+ * learns "invalid credential": say which ID differs and what to do. */
+static void session_check_pmix_hello(struct session *s, const uint8_t *buf,
+				     size_t len)
+{
+	size_t take = sizeof(s->hello) - s->hello_len;
+	uint32_t uid, gid;
+	int r;
+
+	if (take > len)
+		take = len;
+	memcpy(s->hello + s->hello_len, buf, take);
+	s->hello_len += (uint8_t)take;
+	r = pmixenv_client_ids(s->hello, s->hello_len, &uid, &gid);
+	if (r == 0 && s->hello_len < sizeof(s->hello))
+		return;
+	s->hello_len = UINT8_MAX;
+	if (r == 1 && (uid != s->uid || gid != s->gid))
+		send_error(s->id, 0,
+			   "PMIx: this task's client runs as uid %u gid %u, "
+			   "but the job's are uid %u gid %u: Slurm's PMIx "
+			   "server refuses it. Keep the job's primary group "
+			   "in MPI tasks (no sg, newgrp or setgid programs)",
+			   uid, gid, s->uid, s->gid);
+}
+
 static void session_pump_out(struct session *s, int st)
 {
 	uint8_t buf[PROTO_MAX_DATA];
@@ -611,6 +662,8 @@ static void session_pump_out(struct session *s, int st)
 	ssize_t n = read(s->fd[st], buf, want);
 
 	if (n > 0) {
+		if (st == PROTO_PMI && s->pmix && s->hello_len != UINT8_MAX)
+			session_check_pmix_hello(s, buf, (size_t)n);
 		s->credit[st] -= (uint32_t)n;
 		proto_put_data(&agent.out, s->id, (uint8_t)st, buf, (size_t)n);
 	} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,4 +113,121 @@ fail:
 	out[n] = NULL;
 	pmixenv_free(out);
 	return -ENOMEM;
+}
+
+static const char *const topo_keys[PMIXENV_TOPO_KEYS] = {
+	"pmix.ltopo",	  "pmix.hwlocxml1", "pmix.hwlocxml2",
+	"pmix.hwlocfile", "pmix.topo.xml",  "pmix.topo.file",
+};
+
+enum { TOPO_REPLY, TOPO_INDEX, TOPO_HEADER, TOPO_BODY, TOPO_RAW };
+
+/* How much of @key is matched once @c follows the @n bytes matched so far:
+ * on a mismatch, the longest prefix of @key that ends those bytes and @c
+ * (KMP, spelled out: keys are short and mismatches after a 'p' are rare). */
+static uint8_t topo_advance(const char *key, uint8_t n, uint8_t c)
+{
+	if ((uint8_t)key[n] == c)
+		return n + 1;
+	for (uint8_t k = n; k > 0; k--)
+		if ((uint8_t)key[k - 1] == c &&
+		    !memcmp(key, key + n + 1 - k, k - 1))
+			return k;
+	return 0;
+}
+
+/* One byte of a body, appended to @out at *@n. */
+static void topo_body_byte(struct pmixenv_topo_hider *h, uint8_t c,
+			   uint8_t *out, size_t *n)
+{
+	out[(*n)++] = c;
+	for (size_t k = 0; k < PMIXENV_TOPO_KEYS; k++) {
+		const char *key = topo_keys[k];
+
+		h->matched[k] = topo_advance(key, h->matched[k], c);
+		if (key[h->matched[k]])
+			continue;
+		out[*n - h->matched[k]] = '_';
+		h->matched[k] = 0;
+		h->renamed++;
+	}
+	if (--h->body_left == 0) {
+		memset(h->matched, 0, sizeof(h->matched));
+		h->state = TOPO_HEADER;
+	}
+}
+
+/* One byte of the status word, the index or a header, passed as it is. */
+static void topo_field_byte(struct pmixenv_topo_hider *h, uint8_t c)
+{
+	uint32_t v;
+
+	h->field[h->got++] = c;
+	if (h->got < (h->state == TOPO_HEADER ? 16 : 4))
+		return;
+	h->got = 0;
+	switch (h->state) {
+	case TOPO_REPLY: /* anything but success: no messages follow */
+		memcpy(&v, h->field, sizeof(v));
+		h->state = v == 0 ? TOPO_INDEX : TOPO_RAW;
+		break;
+	case TOPO_INDEX:
+		h->state = TOPO_HEADER;
+		break;
+	default:
+		memcpy(&v, h->field + 8, sizeof(v));
+		h->body_left = ntohl(v);
+		if (h->body_left)
+			h->state = TOPO_BODY;
+		break;
+	}
+}
+
+size_t pmixenv_hide_topo(struct pmixenv_topo_hider *h, const uint8_t *in,
+			 size_t len, uint8_t *out)
+{
+	size_t n = h->carry_len, hold = 0;
+
+	memcpy(out, h->carry, h->carry_len);
+	h->carry_len = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (h->state == TOPO_BODY) {
+			topo_body_byte(h, in[i], out, &n);
+			continue;
+		}
+		out[n++] = in[i];
+		if (h->state != TOPO_RAW)
+			topo_field_byte(h, in[i]);
+	}
+	if (h->state == TOPO_BODY)
+		for (size_t k = 0; k < PMIXENV_TOPO_KEYS; k++)
+			if (h->matched[k] > hold)
+				hold = h->matched[k];
+	memcpy(h->carry, out + n - hold, hold);
+	h->carry_len = (uint8_t)hold;
+	return n - hold;
+}
+
+#define PTL_HDR_SIZE 16 /* pmix_ptl_hdr_t with a 64-bit size_t */
+
+int pmixenv_client_ids(const uint8_t *buf, size_t len, uint32_t *uid,
+		       uint32_t *gid)
+{
+	static const char native[] = "native";
+	const uint8_t *p = buf + PTL_HDR_SIZE;
+	uint32_t size;
+
+	if (len < PTL_HDR_SIZE + sizeof(native))
+		return 0;
+	if (memcmp(p, native, sizeof(native)))
+		return -EINVAL;
+	p += sizeof(native);
+	if ((size_t)(buf + len - p) < 3 * sizeof(uint32_t))
+		return 0;
+	memcpy(&size, p, sizeof(size));
+	if (ntohl(size) != 2 * sizeof(uint32_t))
+		return -EINVAL;
+	memcpy(uid, p + 4, sizeof(*uid));
+	memcpy(gid, p + 8, sizeof(*gid));
+	return 1;
 }

@@ -17,6 +17,13 @@
  *     and psec "native" (uid and primary gid, the job's); the host's
  *     topology (PMIX_HWLOC_*) and shared-memory store (PMIX_DSTORE_*) are
  *     dropped so the guest's own hwloc discovery wins.
+ *   - guest, the server's bytes: Slurm hands every client the host's hwloc
+ *     XML as job data (PMIX_LOCAL_TOPO), and Open MPI 4.1 loads that in
+ *     preference to discovering the topology it runs on. pmixenv_hide_topo()
+ *     renames those keys in the stream, so the guest's own topology wins.
+ *   - guest, the client's first bytes: pmixenv_client_ids() reads the uid
+ *     and gid its psec "native" credential claims, so that a client the
+ *     server will refuse (a task that changed its group) is told why.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,3 +46,41 @@ bool pmixenv_consumed(const char *entry);
  * or -ENOMEM (then @out holds nothing). */
 int pmixenv_guest(char *const *env, uint16_t port, char **out);
 void pmixenv_free(char **out);
+
+/* The keys that carry a host's topology to its clients (an XML document or
+ * a shared-memory file), as PMIx 4.2 names them, and the longest. */
+#define PMIXENV_TOPO_KEYS    6
+#define PMIXENV_TOPO_KEY_MAX 14
+
+/* The server's side of one connection as it goes by: a status word, the
+ * client's index, then messages (a 16-byte header with the body's length,
+ * the body). Keys never span messages, so holding back the few bytes that
+ * may begin a key is safe inside a body (more of it is on the way) and
+ * never needed at its end. */
+struct pmixenv_topo_hider {
+	uint8_t state, got;
+	uint8_t field[16];
+	uint32_t body_left;
+	uint8_t matched[PMIXENV_TOPO_KEYS];
+	uint8_t carry_len;
+	uint8_t carry[PMIXENV_TOPO_KEY_MAX];
+	unsigned renamed;
+};
+
+/* Copies the next @len bytes of a server's stream at @in to @out (room for
+ * @len + PMIXENV_TOPO_KEY_MAX bytes) with each topology key renamed to one
+ * no client asks for ("pmix.ltopo" becomes "_mix.ltopo": not a reserved
+ * key, so PMIx stores it as any application's); the lengths stay, so the
+ * messages stay well-formed. Returns how many bytes @out holds; bytes that
+ * may begin a key are held back until the next call. */
+size_t pmixenv_hide_topo(struct pmixenv_topo_hider *h, const uint8_t *in,
+			 size_t len, uint8_t *out);
+
+/* The first bytes a PMIx 4 client sends its server (on a 64-bit machine: a
+ * 16-byte header, the psec module's name, the credential's length in
+ * network order and, for "native", the uid and gid in host order). Returns
+ * 1 with @uid and @gid, 0 while more bytes are needed, -EINVAL when they
+ * are not a native credential. */
+#define PMIXENV_HELLO_MAX 64
+int pmixenv_client_ids(const uint8_t *buf, size_t len, uint32_t *uid,
+		       uint32_t *gid);

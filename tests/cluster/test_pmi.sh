@@ -13,7 +13,9 @@
 # MPI_Allreduce and MPI_Sendrecv ring in the guest, each task's PMIx client
 # reaching slurmstepd's PMIx server through the guest channel, with the same
 # program on the host as the reference, and MPI_Abort ends the step there
-# as it does on the host.
+# as it does on the host. Open MPI in the guest works with the guest's own
+# topology, not the host's that Slurm hands it as PMIx job data; a client
+# with another gid is refused and told why.
 # One guest boot serves every check; no environment settings are needed
 # (Debian's MPICH is ch4:ucx; UCX uses its built-in shared-memory and self
 # transports, its InfiniBand/RDMA-CM modules are not in the test guest).
@@ -22,6 +24,10 @@ set -euo pipefail
 . "$(dirname "$0")/guest.sh"
 
 user=svmtest
+# A second group of the user's (the seed gives the guest's user the host's
+# groups): a setgid program of that group is a PMIx client with another gid.
+getent group svmpmix >/dev/null || groupadd svmpmix
+id -nG "$user" | grep -qw svmpmix || usermod -aG svmpmix "$user"
 guest_cluster_start 240
 work=$HARNESS_WORK/$user
 
@@ -39,6 +45,7 @@ mpicc.openmpi -O2 -o "$work/svm-ompi-allreduce" \
 chmod 0755 "$work/svm-ompi-allreduce"
 ompi_host_rc=0
 ompi_host_out=$(harness_as_user "$user" timeout 60 srun --mpi=pmix -n2 \
+	--export=ALL,OMPI_MCA_hwloc_base_verbose=1 \
 	"$work/svm-ompi-allreduce" 2>&1) || ompi_host_rc=$?
 ompi_host=$(harness_as_user "$user" timeout 60 srun -n1 hostname 2>/dev/null) || true
 ompi_abort_rc=0
@@ -140,13 +147,24 @@ else
 fi
 rc=0
 t0=$(date +%s)
-out=$(step --mpi=pmix -n2 svm-ompi-allreduce 2>&1) || rc=$?
+out=$(step --mpi=pmix -n2 --export=ALL,OMPI_MCA_hwloc_base_verbose=1 \
+	svm-ompi-allreduce 2>&1) || rc=$?
 secs=$(($(date +%s) - t0))
 if [ "$rc" = 0 ] && ompi_ok "$out" "$guest_host"; then
 	ok "Open MPI over PMIx: MPI_Allreduce and a ring of 256 KiB MPI_Sendrecv over 2 ranks in the guest, as on the host (${secs}s, TCG)"
 else
 	fail "Open MPI over PMIx in the guest: srun rc=$rc, output:"
 	sed 's/^/    /' <<<"$out"
+fi
+# The topology Open MPI works with (hwloc_base_verbose says where it came
+# from): on the host, the XML Slurm hands every client as PMIx job data;
+# in the guest, the guest's own (the agent hides the host's XML).
+topo_from() { grep -o 'hwloc:base \(loading topology from XML\|discovering topology\)' <<<"$1" | sort | uniq -c | tr -s ' \n' ' '; }
+if [ "$(topo_from "$ompi_host_out")" = " 2 hwloc:base loading topology from XML " ] &&
+	[ "$(topo_from "$out")" = " 2 hwloc:base discovering topology " ]; then
+	ok "Open MPI's topology: on the host Slurm's hwloc XML, in the guest the guest's own (both ranks)"
+else
+	fail "Open MPI's topology: host ranks:$(topo_from "$ompi_host_out"); guest ranks:$(topo_from "$out")"
 fi
 
 # MPI_Abort under PMIx: the server kills the step, srun ends with the
@@ -163,6 +181,23 @@ if [ "$rc" = "$ompi_abort_rc" ] && [ "$rc" = 3 ] && grep -q "$aborted" <<<"$out"
 	ok "Open MPI MPI_Abort over PMIx in the guest ends the step as on the host (rc=$rc, ${secs}s), no rank left in the guest"
 else
 	fail "Open MPI MPI_Abort: guest rc=$rc in ${secs}s, $left ranks left; host rc=$ompi_abort_rc"
+	sed 's/^/    /' <<<"$out"
+fi
+
+# A client with another gid (a setgid copy of the program, of the user's
+# second group): Slurm's PMIx server refuses it (psec native checks the uid
+# and primary gid), and the task's stderr says why and what to do.
+rc=0
+# shellcheck disable=SC2016 # expanded in the guest
+out=$(step --mpi=pmix -n1 sh -c 'p=/tmp/svm-ompi-sg &&
+	cp "$(command -v svm-ompi-allreduce)" $p && chgrp svmpmix $p &&
+	chmod 2755 $p && exec $p' 2>&1) || rc=$?
+uid=$(id -u "$user") gid=$(id -g "$user") sg_gid=$(getent group svmpmix | cut -d: -f3)
+said="PMIx: this task's client runs as uid $uid gid $sg_gid, but the job's are uid $uid gid $gid: Slurm's PMIx server refuses it"
+if [ "$rc" != 0 ] && grep -qF "$said" <<<"$out" && ! grep -q '^mpi: rank' <<<"$out"; then
+	ok "a PMIx client with another gid ($sg_gid) is refused, and told why: $(grep -oF "$said" <<<"$out" | head -1)"
+else
+	fail "a PMIx client with another gid: rc=$rc, output:"
 	sed 's/^/    /' <<<"$out"
 fi
 

@@ -5,6 +5,7 @@
  * with the host-only settings replaced. */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -109,12 +110,110 @@ static void test_guest_env(void **state)
 	assert_null(out[0]);
 }
 
+/* A server's side of a connection: status 0, the client's index, then two
+ * messages (16-byte header, body) as PMIx packs job data: key, NUL, type,
+ * value. Cut anywhere into two pieces, the keys come out renamed and
+ * nothing else changes; bytes outside bodies are never renamed. */
+static size_t topo_stream(uint8_t *buf, const char *body1, size_t len1,
+			  const char *body2, size_t len2)
+{
+	uint32_t hdr[4] = { 0 };
+	size_t n = 8;
+
+	memset(buf, 0, 8);
+	memcpy(buf + 4, "pmix", 4); /* the index: not a body */
+	hdr[2] = htonl((uint32_t)len1);
+	memcpy(buf + n, hdr, 16);
+	memcpy(buf + n + 16, body1, len1);
+	n += 16 + len1;
+	hdr[2] = htonl((uint32_t)len2);
+	memcpy(buf + n, hdr, 16);
+	memcpy(buf + n + 16, body2, len2);
+	return n + 16 + len2;
+}
+
+static void test_hide_topo(void **state)
+{
+	static const char body1[] =
+		"ppmix.ltoppmix.ltopo\0\x03<?xml?>pmix.hwlocxml2\0\x03<t/>"
+		"pmix.hwlocfile\0/dev/shm/x\0pmix.topo.xml\0pmix.topo.fi";
+	static const char body2[] = "le\0pmix.hwlocxml1\0pmix.topo\0"
+				    "pmix.toposig\0pmix.ltop\0pmix.ltopo";
+	static const char want1[] =
+		"ppmix.ltop_mix.ltopo\0\x03<?xml?>_mix.hwlocxml2\0\x03<t/>"
+		"_mix.hwlocfile\0/dev/shm/x\0_mix.topo.xml\0pmix.topo.fi";
+	static const char want2[] = "le\0_mix.hwlocxml1\0pmix.topo\0"
+				    "pmix.toposig\0pmix.ltop\0_mix.ltopo";
+	uint8_t in[512], want[512], out[512 + PMIXENV_TOPO_KEY_MAX];
+	size_t len = topo_stream(in, body1, sizeof(body1) - 1, body2,
+				 sizeof(body2) - 1);
+
+	(void)state;
+	topo_stream(want, want1, sizeof(want1) - 1, want2, sizeof(want2) - 1);
+	for (size_t cut = 0; cut <= len; cut++) {
+		struct pmixenv_topo_hider h = { 0 };
+		size_t n;
+
+		n = pmixenv_hide_topo(&h, in, cut, out);
+		n += pmixenv_hide_topo(&h, in + cut, len - cut, out + n);
+		assert_int_equal(n, len);
+		assert_int_equal(h.renamed, 6);
+		assert_memory_equal(out, want, len);
+	}
+}
+
+/* A refused client: after a status other than success nothing is
+ * touched. */
+static void test_hide_topo_refused(void **state)
+{
+	uint8_t in[32] = { 0, 0, 0, 1 }, out[32 + PMIXENV_TOPO_KEY_MAX];
+	struct pmixenv_topo_hider h = { 0 };
+
+	(void)state;
+	memcpy(in + 4, "pmix.ltopo", 10);
+	assert_int_equal(pmixenv_hide_topo(&h, in, sizeof(in), out),
+			 sizeof(in));
+	assert_memory_equal(out, in, sizeof(in));
+}
+
+/* A client's connect message as PMIx 4.2 builds it (ptl_base_fns.c), read
+ * a byte at a time as it may arrive. */
+static void test_client_ids(void **state)
+{
+	uint8_t msg[PMIXENV_HELLO_MAX] = { 0 }, *p = msg + 16;
+	uint32_t size = htonl(8), uid = 1001, gid = 1002, u = 0, g = 0;
+	size_t len;
+
+	(void)state;
+	memcpy(p, "native", 7);
+	p += 7;
+	memcpy(p, &size, 4);
+	memcpy(p + 4, &uid, 4);
+	memcpy(p + 8, &gid, 4);
+	len = (size_t)(p + 12 - msg);
+	for (size_t n = 0; n < len; n++)
+		assert_int_equal(pmixenv_client_ids(msg, n, &u, &g), 0);
+	assert_int_equal(pmixenv_client_ids(msg, len, &u, &g), 1);
+	assert_int_equal(u, 1001);
+	assert_int_equal(g, 1002);
+	/* Another psec module, or a credential of another size. */
+	memcpy(msg + 16, "munge", 6);
+	assert_int_equal(pmixenv_client_ids(msg, len, &u, &g), -EINVAL);
+	memcpy(msg + 16, "native", 7);
+	size = htonl(4);
+	memcpy(msg + 23, &size, 4);
+	assert_int_equal(pmixenv_client_ids(msg, len, &u, &g), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_server_port),
 		cmocka_unit_test(test_server_port_refused),
 		cmocka_unit_test(test_guest_env),
+		cmocka_unit_test(test_hide_topo),
+		cmocka_unit_test(test_hide_topo_refused),
+		cmocka_unit_test(test_client_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
