@@ -844,11 +844,23 @@ _harness_on_exit() {
 	local -
 	set +e
 	[ "$rc" = 0 ] || [ "$rc" = 77 ] || HARNESS_FAILED=1
+	[ "${HARNESS_FAILED:-0}" = 0 ] || _harness_show_reasons
 	if declare -F harness_exit_hook >/dev/null; then
 		harness_exit_hook "$rc"
 	fi
 	harness_stop
 	return "$rc"
+}
+
+# Why a guest failed, as its prolog recorded it (with its console's tail):
+# the epilog removes it, so it is shown while a job still holds it.
+_harness_show_reasons() {
+	local f
+	for f in "$HARNESS_DIR"/vm/state/*/reason "$HARNESS_DIR"/nodes/*/vm/state/*/reason; do
+		[ -s "$f" ] || continue
+		echo "---- $f"
+		tail -n 40 "$f"
+	done >&2
 }
 
 _harness_tail_logs() {
