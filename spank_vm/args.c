@@ -15,8 +15,9 @@ int plugin_args_parse(int ac, char **av)
 	for (int i = 0; i < ac; i++) {
 		if (strncmp(av[i], "config=", 7) == 0) {
 			if (av[i][7] != '/') {
-				log_error("plugstack.conf: config=%s must be an absolute path",
-					  av[i] + 7);
+				log_error(
+					"plugstack.conf: config=%s must be an absolute path",
+					av[i] + 7);
 				return -EINVAL;
 			}
 			free(plugin_args.config);
@@ -25,8 +26,9 @@ int plugin_args_parse(int ac, char **av)
 				return -ENOMEM;
 			continue;
 		}
-		log_error("plugstack.conf: unknown argument '%s' (known: config=PATH); see spank_vm(8)",
-			  av[i]);
+		log_error(
+			"plugstack.conf: unknown argument '%s' (known: config=PATH); see spank_vm(8)",
+			av[i]);
 		return -EINVAL;
 	}
 	return 0;

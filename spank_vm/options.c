@@ -13,7 +13,7 @@
 
 struct vm_options vm_opts;
 
-enum { OPT_IMAGE = 1, OPT_CPUS, OPT_MEM, OPT_HUGEPAGES, OPT_KEEP };
+enum { OPT_IMAGE = 1, OPT_CPUS, OPT_MEM, OPT_HUGEPAGES, OPT_KEEP, OPT_BATCH };
 
 static int option_set(int val, const char *arg, bool from_cli);
 
@@ -38,12 +38,15 @@ static struct spank_option options[] = {
 	{ "vm-keep", NULL,
 	  "Keep the VM's overlay and console log after the job, for debugging [env SLURM_VM_KEEP]",
 	  0, OPT_KEEP, option_cb },
+	{ "vm-batch", NULL,
+	  "sbatch: run the batch script itself in the guest of the job's first node, not on the host [env SLURM_VM_BATCH=yes|no]",
+	  0, OPT_BATCH, option_cb },
 };
 
 static const char *const option_env[] = {
-	[OPT_IMAGE] = "SLURM_VM_IMAGE",	    [OPT_CPUS] = "SLURM_VM_CPUS",
-	[OPT_MEM] = "SLURM_VM_MEM",	    [OPT_HUGEPAGES] = "SLURM_VM_HUGEPAGES",
-	[OPT_KEEP] = "SLURM_VM_KEEP",
+	[OPT_IMAGE] = "SLURM_VM_IMAGE", [OPT_CPUS] = "SLURM_VM_CPUS",
+	[OPT_MEM] = "SLURM_VM_MEM",	[OPT_HUGEPAGES] = "SLURM_VM_HUGEPAGES",
+	[OPT_KEEP] = "SLURM_VM_KEEP",	[OPT_BATCH] = "SLURM_VM_BATCH",
 };
 
 static int option_set(int val, const char *arg, bool from_cli)
@@ -64,16 +67,18 @@ static int option_set(int val, const char *arg, bool from_cli)
 	case OPT_CPUS:
 		r = str_to_uint(arg, &vm_opts.cpus);
 		if (r < 0 || vm_opts.cpus == 0 || vm_opts.cpus > 4096) {
-			log_error("--%s=%s: expected a number of vCPUs from 1 to 4096",
-				  name, arg);
+			log_error(
+				"--%s=%s: expected a number of vCPUs from 1 to 4096",
+				name, arg);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_MEM:
 		r = str_to_mib(arg, &vm_opts.mem_mib);
 		if (r < 0 || vm_opts.mem_mib < 64) {
-			log_error("--%s=%s: expected a size of at least 64M, e.g. 512M or 8G",
-				  name, arg);
+			log_error(
+				"--%s=%s: expected a size of at least 64M, e.g. 512M or 8G",
+				name, arg);
 			return -EINVAL;
 		}
 		return 0;
@@ -89,6 +94,15 @@ static int option_set(int val, const char *arg, bool from_cli)
 		return vm_opts.hugepages ? 0 : -ENOMEM;
 	case OPT_KEEP:
 		vm_opts.keep = true;
+		return 0;
+	case OPT_BATCH:
+		if (from_cli) {
+			vm_opts.batch = true;
+			vm_opts.batch_set = true;
+		} else if (vm_batch_parse(arg, &vm_opts.batch) < 0) {
+			log_error("SLURM_VM_BATCH=%s: expected yes or no", arg);
+			return -EINVAL;
+		}
 		return 0;
 	}
 	return -EINVAL;
@@ -111,8 +125,8 @@ int vm_options_register(spank_t sp)
  * SLURM_VM_*. A bad default is reported like a bad option. */
 int vm_options_apply_env_defaults(spank_t sp)
 {
-	static const int order[] = { OPT_IMAGE, OPT_CPUS, OPT_MEM,
-				     OPT_HUGEPAGES, OPT_KEEP };
+	static const int order[] = { OPT_IMAGE,	    OPT_CPUS, OPT_MEM,
+				     OPT_HUGEPAGES, OPT_KEEP, OPT_BATCH };
 
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
 		int val = order[i];
@@ -125,18 +139,34 @@ int vm_options_apply_env_defaults(spank_t sp)
 			(val == OPT_CPUS && vm_opts.cpus) ||
 			(val == OPT_MEM && vm_opts.mem_mib) ||
 			(val == OPT_HUGEPAGES && vm_opts.hugepages) ||
-			(val == OPT_KEEP && vm_opts.keep);
+			(val == OPT_KEEP && vm_opts.keep) ||
+			(val == OPT_BATCH && vm_opts.batch_set);
 		if (given)
 			continue;
-		if (val == OPT_KEEP && (!strcmp(v, "0") || !strcasecmp(v, "no")))
+		if (val == OPT_KEEP &&
+		    (!strcmp(v, "0") || !strcasecmp(v, "no")))
 			continue;
 		if (option_set(val, v, false) < 0) {
-			log_error("(the value came from %s in your environment)",
-				  option_env[val]);
+			log_error(
+				"(the value came from %s in your environment)",
+				option_env[val]);
 			return -EINVAL;
 		}
 	}
 	return 0;
+}
+
+int vm_batch_parse(const char *v, bool *batch)
+{
+	if (!strcmp(v, "1") || !strcasecmp(v, "yes")) {
+		*batch = true;
+		return 0;
+	}
+	if (!strcmp(v, "0") || !strcasecmp(v, "no")) {
+		*batch = false;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 void vm_options_free(void)

@@ -16,6 +16,8 @@ struct vm_options {
 	uint64_t mem_mib; /* --vm-mem, 0 = the job's memory minus overhead */
 	char *hugepages;  /* --vm-hugepages: none, 2M, 1G */
 	bool keep;	  /* --vm-keep */
+	bool batch;	  /* --vm-batch or SLURM_VM_BATCH=yes */
+	bool batch_set;	  /* --vm-batch on the command line */
 	bool image_set;	  /* given on the command line */
 };
 
@@ -32,6 +34,8 @@ int plugin_args_parse(int ac, char **av);
 int vm_options_register(spank_t sp);
 int vm_options_apply_env_defaults(spank_t sp);
 void vm_options_free(void);
+/* "yes"/"1" or "no"/"0" (SLURM_VM_BATCH); -EINVAL otherwise. */
+int vm_batch_parse(const char *v, bool *batch);
 
 /* Allocator (sbatch/salloc) and local (srun) context. */
 int submit_post_opt(spank_t sp);

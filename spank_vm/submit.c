@@ -7,9 +7,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -79,11 +81,21 @@ int submit_post_opt(spank_t sp)
 
 	if (vm_options_apply_env_defaults(sp) < 0)
 		return -EINVAL;
+	/* Only a batch script can run in the guest: salloc's shell and
+	 * srun's tasks have their own places. */
+	if (vm_opts.batch_set &&
+	    (spank_context() == S_CTX_LOCAL ||
+	     !strcmp(program_invocation_short_name, "salloc"))) {
+		log_error("--vm-batch is an sbatch option (it runs the batch "
+			  "script in the guest); srun's tasks run in the "
+			  "guest of a --vm-image job anyway: drop --vm-batch");
+		return -EINVAL;
+	}
 	if (!vm_opts.image) {
 		if (vm_opts.cpus || vm_opts.mem_mib || vm_opts.hugepages ||
-		    vm_opts.keep) {
-			log_error(
-				"--vm-cpus, --vm-mem, --vm-hugepages and --vm-keep need --vm-image");
+		    vm_opts.keep || vm_opts.batch_set) {
+			log_error("--vm-cpus, --vm-mem, --vm-hugepages, "
+				  "--vm-keep and --vm-batch need --vm-image");
 			return -EINVAL;
 		}
 		return 0;

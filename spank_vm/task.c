@@ -90,10 +90,34 @@ static bool task_wants_vm(spank_t sp)
 #define REASON_READ_MAX (64 * 1024)
 static char *job_reason;
 
+/* Does the batch script go into the guest? --vm-batch (given to sbatch: its
+ * callback ran here, or the job carries it), else SLURM_VM_BATCH in the
+ * job's environment, else the site's BatchInVM. The user decides either
+ * way where their own script runs: nothing to guard. */
+static bool task_batch_in_vm(spank_t sp, const struct vmconf *conf)
+{
+	char v[8];
+	spank_err_t rc;
+	bool batch;
+
+	if (vm_opts.batch_set)
+		return true;
+	rc = spank_getenv(sp, "_SLURM_SPANK_OPTION_" PLUGIN_NAME "_vm_batch", v,
+			  sizeof(v));
+	if (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE)
+		return true;
+	if (spank_getenv(sp, "SLURM_VM_BATCH", v, sizeof(v)) ==
+		    ESPANK_SUCCESS &&
+	    vm_batch_parse(v, &batch) == 0)
+		return batch;
+	return conf->batch_in_vm;
+}
+
 /* The task's job's state directory and this node's vm.conf; 1 for a task
- * that always stays on the host (batch script, extern step). */
+ * that stays on the host (the extern step, a batch script without
+ * --vm-batch). *@batch: the task is the batch script. */
 static int task_state_dir(spank_t sp, struct vmconf *conf, uint32_t *job,
-			  char **state)
+			  char **state, bool *batch)
 {
 	char name[64], restart_s[16] = "";
 	unsigned restart = 0;
@@ -102,13 +126,17 @@ static int task_state_dir(spank_t sp, struct vmconf *conf, uint32_t *job,
 
 	*state = NULL;
 	if (spank_get_item(sp, S_JOB_ID, job) != ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
-	    step >= SLURM_MAX_NORMAL_STEP_ID)
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
+		return 1;
+	*batch = step == SLURM_BATCH_SCRIPT;
+	if (step >= SLURM_MAX_NORMAL_STEP_ID && !*batch)
 		return 1;
 	if (spank_getenv(sp, "SLURM_RESTART_COUNT", restart_s,
 			 sizeof(restart_s)) == ESPANK_SUCCESS)
 		str_to_uint(restart_s, &restart);
 	r = task_load_conf(conf);
+	if (*batch && (r < 0 || !task_batch_in_vm(sp, conf)))
+		return 1; /* a broken vm.conf: the steps say so */
 	if (r < 0)
 		return r;
 	statedir_name(*job, restart, name, sizeof(name));
@@ -129,8 +157,10 @@ int task_init_privileged(spank_t sp)
 	size_t got = 0;
 	ssize_t n;
 
+	bool batch;
+
 	/* Any failure here: task_init says what it can without it. */
-	if (task_state_dir(sp, &conf, &job, &state) != 0)
+	if (task_state_dir(sp, &conf, &job, &state, &batch) != 0)
 		goto out;
 	dir = open(state, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir >= 0)
@@ -237,15 +267,55 @@ static int task_env(spank_t sp, const struct vmconf *conf, const char *state,
 	return r;
 }
 
+/* The batch script runs in the guest from a copy there: the host's is in
+ * slurmd's spool. Its text becomes the task's stdin, which a shell in the
+ * guest writes to a private file and executes, with the script's arguments
+ * and stdin from /dev/null, as slurmstepd would. */
+#define BATCH_RUNNER                                                          \
+	"f=$(mktemp \"${TMPDIR:-/tmp}/slurm_script.XXXXXX\") && cat >\"$f\" " \
+	"&& chmod 700 \"$f\" && exec \"$f\" \"$@\" </dev/null"
+
+static int task_batch_argv(spank_t sp, char ***argv)
+{
+	static const char *const runner[] = { "/bin/sh", "-c", BATCH_RUNNER,
+					      "slurm_script" };
+	_cleanup_close_ int fd = -1;
+	char **step_argv = NULL;
+	int argc = 0;
+
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &step_argv) !=
+		    ESPANK_SUCCESS ||
+	    argc < 1)
+		return -EINVAL;
+	fd = open(step_argv[0], O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return log_errno(errno, "cannot read the batch script %s",
+				 step_argv[0]);
+	if (dup2(fd, STDIN_FILENO) < 0)
+		return -errno;
+	*argv = calloc((size_t)argc + 4, sizeof(**argv));
+	if (!*argv)
+		return -ENOMEM;
+	for (int i = 0; i < argc + 3; i++) {
+		const char *a = i < 4 ? runner[i] : step_argv[i - 3];
+
+		/* On a failure strv_free() frees what is there. */
+		if (!((*argv)[i] = strdup(a)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int task_exec_in_guest(spank_t sp, const struct vmconf *conf,
-			      const char *state, bool multi_prog)
+			      const char *state, bool multi_prog, bool batch)
 {
 	_cleanup_free_ char *exec = NULL, *sock = NULL, *cwd = NULL;
 	_cleanup_strv_free_ char **argv = NULL, **env = NULL;
 	_cleanup_free_ char **nargv = NULL;
 	int n = 0, r;
 
-	r = task_argv(sp, multi_prog, &argv);
+	r = batch ? task_batch_argv(sp, &argv)
+		  : task_argv(sp, multi_prog, &argv);
 	if (r == 0)
 		r = task_env(sp, conf, state, &env);
 	if (r < 0)
@@ -281,12 +351,12 @@ int task_init_remote(spank_t sp)
 	_cleanup_free_ char *state = NULL, *reason = NULL;
 	struct vmconf conf = { 0 };
 	struct stat st;
-	bool multi_prog;
+	bool multi_prog, batch = false;
 	uint32_t job = 0;
 	int r;
 
 	multi_prog = task_take_multi_prog_mark(sp);
-	r = task_state_dir(sp, &conf, &job, &state);
+	r = task_state_dir(sp, &conf, &job, &state, &batch);
 	if (r > 0) {
 		r = 0;
 		goto out;
@@ -323,7 +393,7 @@ int task_init_remote(spank_t sp)
 		r = -EHOSTDOWN;
 		goto out;
 	}
-	r = task_exec_in_guest(sp, &conf, state, multi_prog);
+	r = task_exec_in_guest(sp, &conf, state, multi_prog, batch);
 out:
 	vmconf_free(&conf);
 	return r;

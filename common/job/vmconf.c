@@ -73,6 +73,7 @@ static const struct kv_key keys[] = {
 	K("VfioDir", KV_PATH, vfio_dir, .defval = "/dev/vfio"),
 	K("IbvfAutoDetect", KV_BOOL, ibvf_autodetect, .defval = "no"),
 	K("TaskTmpDir", KV_STRING, task_tmpdir, .defval = "/tmp"),
+	K("BatchInVM", KV_BOOL, batch_in_vm, .defval = "no"),
 	K("SharedDirs", KV_PATHLIST, shared_dirs, .sep = ','),
 	K("SharedDirTransport", KV_ENUM, shared_dir_transport,
 	  .choices = share_transports, .defval = "9p"),

@@ -66,6 +66,7 @@ struct vmconf {
 
 	/* tasks */
 	char *task_tmpdir; /* TMPDIR in the guest; "keep": the host's */
+	bool batch_in_vm;  /* the batch script in the guest, by default */
 
 	/* host directories the guest mounts at the same path (admin's only) */
 	char **shared_dirs;	  /* NULL-terminated; NULL or empty: none */

@@ -1,0 +1,108 @@
+#!/bin/bash
+# cluster-timeout: 420
+# The batch script in the guest (sbatch --vm-batch, issue 16): on the job's
+# first node the script itself runs inside the guest, as the job user, in
+# the job's working directory (SharedDirs), with its arguments, the job's
+# environment (SLURM_JOB_NODELIST), stdin from /dev/null, stdout and stderr
+# in the job's --output file as Slurm writes it, and its exit status as the
+# job's (ExitCode=3:0). vm.conf BatchInVM=yes does the same for every VM job
+# of the site; scancel ends a script in the guest with SIGTERM (its trap
+# runs there) and nothing is left. --vm-batch is refused by srun and salloc,
+# and without --vm-image, with a message that says what to do.
+set -euo pipefail
+. "$(dirname "$0")/harness.sh"
+. "$(dirname "$0")/guest.sh"
+
+user=svmtest
+guest_cluster_start 240
+harness_vmconf_set SharedDirs "$HARNESS_WORK"
+work=$HARNESS_WORK/$user
+
+# --- refusals, before any job exists
+out=$(harness_as_user "$user" timeout 30 srun --vm-image=testguest --vm-batch true 2>&1) &&
+	fail "srun --vm-batch ran: $out" ||
+	{ grep -q -- "--vm-batch is an sbatch option" <<<"$out" &&
+		ok "srun --vm-batch refused: $(grep -m1 -- '--vm-batch' <<<"$out")" ||
+		fail "srun --vm-batch: $out"; }
+out=$(harness_as_user "$user" timeout 30 salloc --vm-image=testguest --vm-batch true 2>&1) &&
+	fail "salloc --vm-batch ran: $out" ||
+	{ grep -q -- "--vm-batch is an sbatch option" <<<"$out" &&
+		ok "salloc --vm-batch refused" || fail "salloc --vm-batch: $out"; }
+out=$(harness_as_user "$user" sbatch --vm-batch --wrap true 2>&1) &&
+	fail "sbatch --vm-batch without --vm-image was submitted: $out" ||
+	{ grep -q -- "--vm-batch need --vm-image" <<<"$out" &&
+		ok "sbatch --vm-batch without --vm-image refused" ||
+		fail "sbatch --vm-batch without --vm-image: $out"; }
+
+no_guest() { [ -z "$(guest_leftovers "$1")" ]; }
+job_end() { # job_end JOB: waits for it, prints "STATE EXITCODE"
+	harness_wait 120 "job $1 to end" sh -c \
+		"squeue -h -j $1 -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL'" ||
+		true
+	harness_wait 60 "job $1's guest to be gone" no_guest "$1" || true
+	scontrol -o show job "$1" | sed -n 's/.* JobState=\([A-Z_]*\) .* ExitCode=\([0-9:]*\) .*/\1 \2/p'
+}
+
+# --- a script with arguments, output and an exit code of its own
+cat >"$work/batch.sh" <<'EOF'
+#!/bin/sh
+echo "kernel $(uname -r)"
+echo "args $#: $1|$2"
+echo "nodes $SLURM_JOB_NODELIST job $SLURM_JOB_ID"
+echo "in $(pwd)"
+echo "stdin $(wc -c)"
+echo "written in the guest" >"batch-$SLURM_JOB_ID.txt"
+echo "to stderr" >&2
+exit 3
+EOF
+chown "$user:" "$work/batch.sh"
+guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
+id=$(harness_as_user "$user" sbatch --parsable --vm-image=testguest --vm-batch \
+	-o "$work/batch-%j.out" batch.sh first "second arg") || harness_die "sbatch --vm-batch failed"
+end=$(job_end "$id")
+outf=$work/batch-$id.out
+got=$(cat "$outf" 2>&1)
+[ "$end" = "FAILED 3:0" ] && ok "job $id: the script's exit 3 is the job's: $end" ||
+	fail "job $id ended '$end', want 'FAILED 3:0'; output: $got"
+if [ -n "$guest_kernel" ] && grep -qx "kernel $guest_kernel" <<<"$got"; then
+	ok "the batch script ran in the guest (kernel $guest_kernel; the host's is $(uname -r))"
+else
+	fail "the batch script's kernel: $(grep '^kernel' <<<"$got") (the guest's is '$guest_kernel')"
+fi
+for want in "args 2: first|second arg" "nodes $HARNESS_NODELIST job $id" "in $work" \
+	"stdin 0" "to stderr"; do
+	grep -qxF "$want" <<<"$got" && ok "job $id's output: $want" ||
+		fail "job $id's output lacks '$want': $got"
+done
+f=$work/batch-$id.txt
+[ "$(cat "$f" 2>/dev/null)" = "written in the guest" ] && [ "$(stat -c %U "$f")" = "$user" ] &&
+	ok "what the script wrote in the job's directory is on the host, the user's" ||
+	fail "$f: $(ls -l "$f" 2>&1)"
+guest_nothing_left "$id"
+
+# --- the site's default, and scancel
+harness_vmconf_set BatchInVM yes
+cat >"$work/term.sh" <<'EOF'
+#!/bin/sh
+trap 'echo "SIGTERM in $(uname -r)" >"term-$SLURM_JOB_ID.txt"; exit 143' TERM
+echo started >"started-$SLURM_JOB_ID.txt"
+while :; do sleep 1; done
+EOF
+chown "$user:" "$work/term.sh"
+id=$(harness_as_user "$user" sbatch --parsable --vm-image=testguest \
+	-o /dev/null term.sh) || harness_die "sbatch (BatchInVM=yes) failed"
+if harness_wait 120 "job $id's script to start" test -e "$work/started-$id.txt"; then
+	scancel "$id"
+	end=$(job_end "$id")
+	got=$(cat "$work/term-$id.txt" 2>&1)
+	[ "$got" = "SIGTERM in $guest_kernel" ] && [ "${end%% *}" = CANCELLED ] &&
+		ok "BatchInVM=yes: the script ran in the guest; scancel's SIGTERM reached its trap there ($end)" ||
+		fail "scancel of job $id: ended '$end', the trap wrote '$got'"
+	guest_nothing_left "$id"
+else
+	fail "job $id's script never started: $(scontrol -o show job "$id")"
+	scancel "$id"
+fi
+guest_node_up
+
+[ "$failures" = 0 ]
