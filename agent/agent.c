@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hostcmd.h"
 #include "log.h"
 #include "macro.h"
 #include "pmixenv.h"
@@ -1055,11 +1056,18 @@ static int parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT };
+	const char *name =
+		strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	int r;
 
+	/* srun, scontrol ... in a --vm-batch script (hostcmd.h). */
+	if (hostcmd_is_name(name))
+		return hostcmd_client_main(argc, argv);
 	log_open("slurm-vm-agent");
 	if (stdio_ensure_open() < 0)
 		return 2;
+	if (argc == 3 && !strcmp(argv[1], "--host-commands"))
+		return hostcmd_mux_start(argv[2]) < 0 ? 1 : 0;
 	if (parse_args(argc, argv) < 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);

@@ -26,6 +26,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "hostcmd.h"
 #include "log.h"
 #include "macro.h"
 #include "pmixenv.h"
@@ -46,7 +47,7 @@ static const int forwarded_signals[] = {
 static struct {
 	const char *socket_path, *cwd;
 	unsigned timeout_s, rank;
-	bool pty, wait_ready, have_rank;
+	bool pty, wait_ready, have_rank, host_commands;
 	char **argv;
 	int fd, sig_fd, pmi_fd;
 	uint16_t pmix_port; /* the host's PMIx server, for a PMIx task */
@@ -105,22 +106,9 @@ static void flush_outputs(void)
 
 static _Noreturn void end_like_the_task(void)
 {
-	struct rlimit no_core = { 0, 0 };
-	int sig = (int)ex.exit.value;
-	sigset_t set;
-
 	flush_outputs();
 	restore_fds();
-	if (ex.exit.how == PROTO_EXITED)
-		exit((int)ex.exit.value);
-	/* Die of the same signal, without a core dump of our own. */
-	setrlimit(RLIMIT_CORE, &no_core);
-	signal(sig, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
-	exit(128 + sig);
+	exit_like(ex.exit.how == PROTO_SIGNALED, (int)ex.exit.value);
 }
 
 /* ---- setup ---- */
@@ -440,11 +428,36 @@ static void write_relay(void)
 		proto_buf_consume(&ex.out, proto_buf_pending(&ex.out));
 }
 
+/* --host-commands: the PMI stream goes to the server of the Slurm commands
+ * a --vm-batch script runs in the guest (hostcmd.h), our child. */
+static void start_host_commands(void)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		fail("cannot make a socket pair: %m");
+	pid = fork();
+	if (pid < 0)
+		fail("cannot fork: %m");
+	if (pid == 0) {
+		close(sv[0]);
+		close(ex.fd);
+		hostcmd_serve(sv[1]);
+	}
+	close(sv[1]);
+	ex.pmi_fd = sv[0];
+	fd_set_nonblock(ex.pmi_fd, true);
+}
+
 static void start_task(void)
 {
 	int r;
 
-	find_pmi_fd();
+	if (ex.host_commands)
+		start_host_commands();
+	else
+		find_pmi_fd();
 	find_pmix_server();
 	r = send_exec();
 	if (r < 0)
@@ -565,6 +578,9 @@ static void usage(FILE *f)
 		"  --pty           run COMMAND on a terminal in the guest\n"
 		"  --timeout SECS  wait that long for the relay (default 30)\n"
 		"  --wait-ready    only wait until the guest agent is ready\n"
+		"  --host-commands run the Slurm commands COMMAND starts in "
+		"the guest\n"
+		"                  (a --vm-batch script: srun, scontrol ...)\n"
 		"  --debug         log debug messages\n");
 }
 
@@ -577,6 +593,7 @@ static int parse_args(int argc, char **argv)
 		{ "pty", no_argument, NULL, 't' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "wait-ready", no_argument, NULL, 'w' },
+		{ "host-commands", no_argument, NULL, 'H' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -609,6 +626,9 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'w':
 			ex.wait_ready = true;
+			break;
+		case 'H':
+			ex.host_commands = true;
 			break;
 		case 'd':
 			log_set_level(LOG_LEVEL_DEBUG);

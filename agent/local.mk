@@ -7,7 +7,8 @@
 # the same code linked the normal way (sanitized when configured so), which
 # the local channel test runs.
 AGENT_SOURCES = agent/agent.c agent/spawn.c agent/spawn.h \
-	agent/util.c agent/util.h
+	agent/util.c agent/util.h agent/hostcmd.c agent/hostcmd.h \
+	agent/hostcmd_guest.c
 sbin_PROGRAMS += agent/slurm-vm-agent
 agent_slurm_vm_agent_SOURCES = $(AGENT_SOURCES) \
 	common/core/log.c common/core/strutil.c common/core/proto.c \
@@ -22,7 +23,8 @@ agent_slurm_vm_agent_test_LDADD = common/core/libslurmvm-core.la
 pkglibexec_PROGRAMS += agent/slurm-vm-relay agent/slurm-vm-exec
 agent_slurm_vm_relay_SOURCES = agent/relay.c agent/util.c agent/util.h
 agent_slurm_vm_relay_LDADD = common/core/libslurmvm-core.la
-agent_slurm_vm_exec_SOURCES = agent/exec.c agent/util.c agent/util.h
+agent_slurm_vm_exec_SOURCES = agent/exec.c agent/util.c agent/util.h \
+	agent/hostcmd.c agent/hostcmd.h agent/hostcmd_host.c
 agent_slurm_vm_exec_LDADD = common/core/libslurmvm-core.la
 
 dist_noinst_SCRIPTS += tests/cluster/test_channel_local.sh

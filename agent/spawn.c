@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
@@ -355,6 +356,22 @@ static _Noreturn void child_main(const struct proto_exec *m, char **env,
 	child_fail(report, SPAWN_EXEC, child_exec(m->argv, env));
 }
 
+/* "SLURM_VM_AGENT=<this binary>", or empty. */
+static char agent_env[PATH_MAX + 16];
+
+static void agent_env_init(void)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (agent_env[0])
+		return;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0)
+		snprintf(agent_env, sizeof(agent_env), "SLURM_VM_AGENT=%.*s",
+			 (int)n, self);
+}
+
 /* Variables the agent consumes: the host's PMI_FD means nothing here (ours
  * is 3, or there is none); the affinity and the limits are applied; for a
  * PMIx task, what points at the host's server and stores (pmixenv.h). */
@@ -362,6 +379,7 @@ static bool consumed_var(const struct proto_exec *m, const char *entry)
 {
 	return ((m->flags & PROTO_EXEC_PMIX) && pmixenv_consumed(entry)) ||
 	       strncmp(entry, "PMI_FD=", 7) == 0 ||
+	       strncmp(entry, "SLURM_VM_AGENT=", 15) == 0 ||
 	       strncmp(entry, PROTO_ENV_AFFINITY "=",
 		       strlen(PROTO_ENV_AFFINITY) + 1) == 0 ||
 	       strncmp(entry, "SLURM_RLIMIT_", 13) == 0;
@@ -378,9 +396,10 @@ static char **task_env(const struct proto_exec *m, char **net, char **pmix)
 
 	if (netenv_defaults("/sys", m->env, net) < 0)
 		return NULL;
+	agent_env_init();
 	while (m->env[n])
 		n++;
-	env = calloc(n + NETENV_MAX + PMIXENV_MAX + 3, sizeof(char *));
+	env = calloc(n + NETENV_MAX + PMIXENV_MAX + 4, sizeof(char *));
 	if (!env)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
@@ -392,6 +411,9 @@ static char **task_env(const struct proto_exec *m, char **net, char **pmix)
 		env[j++] = pmix[i];
 	if (m->flags & PROTO_EXEC_PMI)
 		env[j++] = "PMI_FD=3";
+	/* This binary, for what runs a --vm-batch script (hostcmd.h). */
+	if (agent_env[0])
+		env[j++] = agent_env;
 	env[j] = NULL;
 	return env;
 }

@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -160,4 +163,21 @@ int stdio_ensure_open(void)
 		}
 	}
 	return 0;
+}
+
+void exit_like(bool signaled, int value)
+{
+	struct rlimit no_core = { 0, 0 };
+	sigset_t set;
+
+	if (!signaled)
+		exit(value);
+	/* Die of the same signal, without a core dump of our own. */
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(value, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, value);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(value);
+	exit(128 + value);
 }

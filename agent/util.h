@@ -24,3 +24,6 @@ int write_all(int fd, const void *buf, size_t len);
 /* Opens /dev/null on whichever of fds 0, 1, 2 is closed, so that no socket
  * we open later lands there and gets mistaken for stdio. */
 int stdio_ensure_open(void);
+/* Ends this process as another ended: exit(@value), or death by signal
+ * @value (without a core file of ours). */
+_Noreturn void exit_like(bool signaled, int value);

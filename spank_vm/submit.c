@@ -82,10 +82,12 @@ int submit_post_opt(spank_t sp)
 	if (vm_options_apply_env_defaults(sp) < 0)
 		return -EINVAL;
 	/* Only a batch script can run in the guest: salloc's shell and
-	 * srun's tasks have their own places. */
+	 * srun's tasks have their own places. An srun in a --vm-batch job
+	 * inherits the option from the job's environment: not its own. */
 	if (vm_opts.batch_set &&
-	    (spank_context() == S_CTX_LOCAL ||
-	     !strcmp(program_invocation_short_name, "salloc"))) {
+	    ((spank_context() == S_CTX_LOCAL && !getenv("SLURM_JOB_ID")) ||
+	     (spank_context() == S_CTX_ALLOCATOR &&
+	      !strcmp(program_invocation_short_name, "salloc")))) {
 		log_error("--vm-batch is an sbatch option (it runs the batch "
 			  "script in the guest); srun's tasks run in the "
 			  "guest of a --vm-image job anyway: drop --vm-batch");

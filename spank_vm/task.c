@@ -270,10 +270,18 @@ static int task_env(spank_t sp, const struct vmconf *conf, const char *state,
 /* The batch script runs in the guest from a copy there: the host's is in
  * slurmd's spool. Its text becomes the task's stdin, which a shell in the
  * guest writes to a private file and executes, with the script's arguments
- * and stdin from /dev/null, as slurmstepd would. */
+ * and stdin from /dev/null, as slurmstepd would. First the agent binary
+ * (SLURM_VM_AGENT) sets up the Slurm commands the script may run on the
+ * host over the session's PMI stream (agent/hostcmd.h), first in its PATH. */
 #define BATCH_RUNNER                                                          \
 	"f=$(mktemp \"${TMPDIR:-/tmp}/slurm_script.XXXXXX\") && cat >\"$f\" " \
-	"&& chmod 700 \"$f\" && exec \"$f\" \"$@\" </dev/null"
+	"&& chmod 700 \"$f\" || exit 1\n"                                     \
+	"if [ -n \"${SLURM_VM_AGENT:-}\" ] && [ -n \"${PMI_FD:-}\" ] && "     \
+	"d=$(mktemp -d \"${TMPDIR:-/tmp}/slurm-vm-cmds.XXXXXX\") && "         \
+	"\"$SLURM_VM_AGENT\" --host-commands \"$d\" </dev/null; then "        \
+	"export PATH=\"$d:$PATH\" SLURM_VM_HOSTCMD=\"$d/socket\"; fi\n"       \
+	"unset PMI_FD SLURM_VM_AGENT\n"                                       \
+	"exec \"$f\" \"$@\" </dev/null 3>&-"
 
 static int task_batch_argv(spank_t sp, char ***argv)
 {
@@ -326,12 +334,14 @@ static int task_exec_in_guest(spank_t sp, const struct vmconf *conf,
 	/* slurmstepd already went to the job's cwd, or to /tmp with an
 	 * error, as on bare metal; the guest goes to the same one. */
 	cwd = getcwd(NULL, 0);
-	nargv = calloc(strv_length(argv) + 8, sizeof(*nargv));
+	nargv = calloc(strv_length(argv) + 9, sizeof(*nargv));
 	if (!nargv)
 		return -ENOMEM;
 	nargv[n++] = exec;
 	nargv[n++] = "--socket";
 	nargv[n++] = sock;
+	if (batch)
+		nargv[n++] = "--host-commands";
 	if (cwd) {
 		nargv[n++] = "--cwd";
 		nargv[n++] = cwd;

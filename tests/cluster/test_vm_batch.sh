@@ -49,15 +49,21 @@ cat >"$work/batch.sh" <<'EOF'
 echo "kernel $(uname -r)"
 echo "args $#: $1|$2"
 echo "nodes $SLURM_JOB_NODELIST job $SLURM_JOB_ID"
+echo "hostnames $(scontrol show hostnames "$SLURM_JOB_NODELIST")"
 echo "in $(pwd)"
 echo "stdin $(wc -c)"
+srun -n1 sh -c 'echo "step kernel $(uname -r) in $(pwd)"'
+srun -n1 false
+echo "srun false: $?"
+srun --mpi=pmi2 -n2 svm-mpi-allreduce
+echo "mpi step: $?"
 echo "written in the guest" >"batch-$SLURM_JOB_ID.txt"
 echo "to stderr" >&2
 exit 3
 EOF
 chown "$user:" "$work/batch.sh"
 guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
-id=$(harness_as_user "$user" sbatch --parsable --vm-image=testguest --vm-batch \
+id=$(harness_as_user "$user" sbatch --parsable -n2 -c1 --vm-image=testguest --vm-batch \
 	-o "$work/batch-%j.out" batch.sh first "second arg") || harness_die "sbatch --vm-batch failed"
 end=$(job_end "$id")
 outf=$work/batch-$id.out
@@ -70,10 +76,15 @@ else
 	fail "the batch script's kernel: $(grep '^kernel' <<<"$got") (the guest's is '$guest_kernel')"
 fi
 for want in "args 2: first|second arg" "nodes $HARNESS_NODELIST job $id" "in $work" \
-	"stdin 0" "to stderr"; do
+	"stdin 0" "to stderr" "hostnames $HARNESS_NODELIST" \
+	"step kernel $guest_kernel in $work" "srun false: 1" "mpi step: 0"; do
 	grep -qxF "$want" <<<"$got" && ok "job $id's output: $want" ||
 		fail "job $id's output lacks '$want': $got"
 done
+ranks=$(guest_mpi_ranks_ok <<<"$got")
+[ "$ranks" = "0@$HARNESS_NODELIST 1@$HARNESS_NODELIST " ] &&
+	ok "srun --mpi=pmi2 -n2 from the script in the guest: both MPICH ranks' checks right" ||
+	fail "MPI from the script in the guest: ranks '$ranks'"
 f=$work/batch-$id.txt
 [ "$(cat "$f" 2>/dev/null)" = "written in the guest" ] && [ "$(stat -c %U "$f")" = "$user" ] &&
 	ok "what the script wrote in the job's directory is on the host, the user's" ||
