@@ -1,14 +1,17 @@
 #!/bin/bash
-# cluster-timeout: 420
+# cluster-timeout: 480
 # The batch script in the guest (sbatch --vm-batch, issue 16): on the job's
 # first node the script itself runs inside the guest, as the job user, in
 # the job's working directory (SharedDirs), with its arguments, the job's
 # environment (SLURM_JOB_NODELIST), stdin from /dev/null, stdout and stderr
 # in the job's --output file as Slurm writes it, and its exit status as the
-# job's (ExitCode=3:0). vm.conf BatchInVM=yes does the same for every VM job
-# of the site; scancel ends a script in the guest with SIGTERM (its trap
-# runs there) and nothing is left. --vm-batch is refused by srun and salloc,
-# and without --vm-image, with a message that says what to do.
+# job's (ExitCode=3:0). From inside the guest, `scontrol show hostnames`,
+# `srun` (a step's output and exit status) and MPI (`srun --mpi=pmi2 -n2`)
+# work as on the host. vm.conf BatchInVM=yes does the same for every VM job
+# of the site; scancel, and the time limit (-t 1), end a script in the
+# guest with SIGTERM (its trap runs there) and nothing is left. --vm-batch
+# is refused by srun and salloc, and without --vm-image, with a message
+# that says what to do.
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 . "$(dirname "$0")/guest.sh"
@@ -35,13 +38,49 @@ out=$(harness_as_user "$user" sbatch --vm-batch --wrap true 2>&1) &&
 		fail "sbatch --vm-batch without --vm-image: $out"; }
 
 no_guest() { [ -z "$(guest_leftovers "$1")" ]; }
-job_end() { # job_end JOB: waits for it, prints "STATE EXITCODE"
-	harness_wait 120 "job $1 to end" sh -c \
+job_end() { # job_end JOB [SECONDS]: waits for it, prints "STATE EXITCODE"
+	harness_wait "${2:-120}" "job $1 to end" sh -c \
 		"squeue -h -j $1 -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL'" ||
 		true
 	harness_wait 60 "job $1's guest to be gone" no_guest "$1" || true
 	scontrol -o show job "$1" | sed -n 's/.* JobState=\([A-Z_]*\) .* ExitCode=\([0-9:]*\) .*/\1 \2/p'
 }
+
+# --- a time limit, and scancel (with the site's default), side by side
+guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
+cat >"$work/term.sh" <<'EOF'
+#!/bin/sh
+trap 'echo "SIGTERM in $(uname -r)" >"term-$SLURM_JOB_ID.txt"; exit 143' TERM
+echo started >"started-$SLURM_JOB_ID.txt"
+while :; do sleep 1; done
+EOF
+chown "$user:" "$work/term.sh"
+limited=$(harness_as_user "$user" sbatch --parsable -c1 -t 1 --vm-image=testguest \
+	--vm-batch -o /dev/null term.sh) || harness_die "sbatch --vm-batch -t 1 failed"
+harness_vmconf_set BatchInVM yes
+id=$(harness_as_user "$user" sbatch --parsable -c1 --vm-image=testguest \
+	-o /dev/null term.sh) || harness_die "sbatch (BatchInVM=yes) failed"
+if harness_wait 120 "job $id's script to start" test -e "$work/started-$id.txt"; then
+	scancel "$id"
+	end=$(job_end "$id")
+	got=$(cat "$work/term-$id.txt" 2>&1)
+	[ "$got" = "SIGTERM in $guest_kernel" ] && [ "${end%% *}" = CANCELLED ] &&
+		ok "BatchInVM=yes: the script ran in the guest; scancel's SIGTERM reached its trap there ($end)" ||
+		fail "scancel of job $id: ended '$end', the trap wrote '$got'"
+	guest_nothing_left "$id"
+else
+	fail "job $id's script never started: $(scontrol -o show job "$id")"
+	scancel "$id"
+fi
+harness_vmconf_set BatchInVM no
+# Slurm ends a job at its time limit as scancel does (SIGCONT and SIGTERM,
+# SIGKILL KillWait later): the trap in the guest runs, the job is TIMEOUT.
+end=$(job_end "$limited" 240)
+got=$(cat "$work/term-$limited.txt" 2>&1)
+[ "$got" = "SIGTERM in $guest_kernel" ] && [ "${end%% *}" = TIMEOUT ] &&
+	ok "--vm-batch -t 1: at the time limit SIGTERM reached the script's trap in the guest ($end)" ||
+	fail "time limit of job $limited: ended '$end', the trap wrote '$got'"
+guest_nothing_left "$limited"
 
 # --- a script with arguments, output and an exit code of its own
 cat >"$work/batch.sh" <<'EOF'
@@ -62,7 +101,6 @@ echo "to stderr" >&2
 exit 3
 EOF
 chown "$user:" "$work/batch.sh"
-guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
 id=$(harness_as_user "$user" sbatch --parsable -n2 -c1 --vm-image=testguest --vm-batch \
 	-o "$work/batch-%j.out" batch.sh first "second arg") || harness_die "sbatch --vm-batch failed"
 end=$(job_end "$id")
@@ -91,29 +129,6 @@ f=$work/batch-$id.txt
 	fail "$f: $(ls -l "$f" 2>&1)"
 guest_nothing_left "$id"
 
-# --- the site's default, and scancel
-harness_vmconf_set BatchInVM yes
-cat >"$work/term.sh" <<'EOF'
-#!/bin/sh
-trap 'echo "SIGTERM in $(uname -r)" >"term-$SLURM_JOB_ID.txt"; exit 143' TERM
-echo started >"started-$SLURM_JOB_ID.txt"
-while :; do sleep 1; done
-EOF
-chown "$user:" "$work/term.sh"
-id=$(harness_as_user "$user" sbatch --parsable --vm-image=testguest \
-	-o /dev/null term.sh) || harness_die "sbatch (BatchInVM=yes) failed"
-if harness_wait 120 "job $id's script to start" test -e "$work/started-$id.txt"; then
-	scancel "$id"
-	end=$(job_end "$id")
-	got=$(cat "$work/term-$id.txt" 2>&1)
-	[ "$got" = "SIGTERM in $guest_kernel" ] && [ "${end%% *}" = CANCELLED ] &&
-		ok "BatchInVM=yes: the script ran in the guest; scancel's SIGTERM reached its trap there ($end)" ||
-		fail "scancel of job $id: ended '$end', the trap wrote '$got'"
-	guest_nothing_left "$id"
-else
-	fail "job $id's script never started: $(scontrol -o show job "$id")"
-	scancel "$id"
-fi
 guest_node_up
 
 [ "$failures" = 0 ]
