@@ -353,6 +353,39 @@ static int read_sriov(const char *dir, struct pci_device *dev)
 	return r == 0 || r == -ENOENT ? 0 : r;
 }
 
+/* From the bus/pci/devices link, "../../../devices/pci0000:3a/0000:3a:00.0/
+ * 0000:3b:00.0/0000:3c:08.0/0000:3d:00.0": root port, switch upstream port,
+ * downstream port, function. A VF sits beside its PF, under the same ports.
+ * A tree without such links (no hierarchy known) means no switch. */
+static int read_switch(const char *dir, struct pci_device *dev)
+{
+	char target[PATH_MAX], *p, *tok, *save = NULL, *below_root[2];
+	unsigned depth = 0;
+	ssize_t n;
+
+	n = readlink(dir, target, sizeof(target) - 1);
+	if (n < 0)
+		return errno == EINVAL ? 0 : log_errno(errno, "%s", dir);
+	target[n] = '\0';
+	p = strstr(target, "devices/pci");
+	if (!p || !(p = strchr(p + strlen("devices/"), '/')))
+		return 0;
+	for (tok = strtok_r(p, "/", &save); tok;
+	     tok = strtok_r(NULL, "/", &save)) {
+		if (depth < 2)
+			below_root[depth] = tok;
+		depth++;
+	}
+	if (depth < 3)
+		return 0;
+	if (pci_addr_canonical(below_root[1], dev->host_switch) < 0) {
+		log_error("%s: \"%s\" in its path is not a PCI address", dir,
+			  below_root[1]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int read_device(const char *sysfs_root, const char *addr,
 		       struct pci_device *dev)
 {
@@ -396,6 +429,9 @@ static int read_device(const char *sysfs_root, const char *addr,
 	r = read_rdma_dev(sysfs_root, dev, dir);
 	if (r < 0)
 		return log_errno(r, "%s: cannot read its RDMA device", dir);
+	r = read_switch(dir, dev);
+	if (r < 0)
+		return r;
 	if (dev->iommu_group >= 0)
 		return devices_iommu_group(sysfs_root, dev->iommu_group,
 					   &dev->group, &dev->n_group);
@@ -551,8 +587,8 @@ int devices_read_group(const char *sysfs_root, int group,
 	}
 	/* companions go with their GPU, not as devices of their own */
 	for (size_t i = 0; i < list->n; i++) {
-		struct pci_function f = {.class = list->v[i].class,
-					 .is_vf = list->v[i].is_vf};
+		struct pci_function f = { .class = list->v[i].class,
+					  .is_vf = list->v[i].is_vf };
 
 		strcpy(f.addr, list->v[i].addr);
 		if (companion_in(list, &f))

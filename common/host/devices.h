@@ -55,6 +55,11 @@ struct pci_device {
 	size_t n_group;
 	char *driver;	/* bound driver, NULL if none */
 	char *rdma_dev; /* infiniband/<name> of itself or, for a VF, its PF */
+	/* Upstream port of the topmost PCIe switch between the function and
+	 * its root port; "" when it sits on a root port or the root complex.
+	 * Functions with the same switch talk peer-to-peer without the host
+	 * bridge (nvidia-smi's PIX/PXB), which GPUDirect RDMA wants. */
+	char host_switch[PCI_ADDR_MAX];
 };
 
 struct device_list {

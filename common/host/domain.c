@@ -386,16 +386,65 @@ static void write_console(struct xw *x, const struct domain_params *p)
 	end(x);
 }
 
-/* libvirt controller indexes: pcie-root 0, expanders 1..P, then one root
- * port per device in plan order. */
+/* Device @i's place among its switch's downstream ports; 0 without one. */
+static unsigned switch_rank(const struct plan *plan, size_t i)
+{
+	const struct plan_device *d = &plan->devices[i];
+
+	return d->sw < 0 ? 0
+			 : d->guest_bus - plan->switches[d->sw].guest_bus - 2;
+}
+
+/* Does device @i open a root port (its own, or its switch's)? */
+static bool opens_root_port(const struct plan *plan, size_t i)
+{
+	return switch_rank(plan, i) == 0;
+}
+
+/* libvirt controller indexes: pcie-root 0, expanders 1..P, then in plan
+ * order a root port per device, or per switch (at its first device) a root
+ * port, its upstream port and its downstream ports. Returns the index of
+ * the port device @dev plugs into. */
 static unsigned port_index(const struct plan *plan, size_t dev)
 {
-	return 1 + plan->n_pxbs + dev;
+	const struct plan_device *want = &plan->devices[dev];
+	unsigned k = 1 + plan->n_pxbs;
+
+	for (size_t i = 0; i < plan->n_devices; i++) {
+		const struct plan_device *d = &plan->devices[i];
+
+		if (!opens_root_port(plan, i))
+			continue;
+		if (d->sw < 0) {
+			if (i == dev)
+				return k;
+			k++;
+			continue;
+		}
+		if (want->sw == d->sw)
+			return k + 2 + switch_rank(plan, dev);
+		k += 2 + plan->switches[d->sw].n_down;
+	}
+	return k; /* not reached: every device has a port */
+}
+
+static void write_port(struct xw *x, unsigned index, const char *model,
+		       unsigned bus, unsigned slot)
+{
+	char addr[PCI_ADDR_MAX];
+
+	start(x, "controller");
+	attr(x, "type", "pci");
+	attrf(x, "index", "%u", index);
+	attr(x, "model", model);
+	snprintf(addr, sizeof(addr), "0000:%02x:%02x.0", bus, slot);
+	pci_address(x, addr, false, false);
+	end(x);
 }
 
 static void write_buses(struct xw *x, const struct plan *plan)
 {
-	char addr[PCI_ADDR_MAX], node[16];
+	char node[16];
 
 	if (!plan->n_devices)
 		return;
@@ -415,18 +464,24 @@ static void write_buses(struct xw *x, const struct plan *plan)
 	}
 	for (size_t d = 0; d < plan->n_devices; d++) {
 		const struct plan_device *dev = &plan->devices[d];
-		unsigned slot = 0;
+		unsigned slot = 0, rp;
 
+		if (!opens_root_port(plan, d))
+			continue;
 		for (size_t e = 0; e < d; e++)
-			slot += plan->devices[e].pxb == dev->pxb;
-		start(x, "controller");
-		attr(x, "type", "pci");
-		attrf(x, "index", "%u", port_index(plan, d));
-		attr(x, "model", "pcie-root-port");
-		snprintf(addr, sizeof(addr), "0000:%02x:%02x.0", 1 + dev->pxb,
-			 slot);
-		pci_address(x, addr, false, false);
-		end(x);
+			slot += plan->devices[e].pxb == dev->pxb &&
+				opens_root_port(plan, e);
+		if (dev->sw < 0) {
+			write_port(x, port_index(plan, d), "pcie-root-port",
+				   1 + dev->pxb, slot);
+			continue;
+		}
+		rp = port_index(plan, d) - 2;
+		write_port(x, rp, "pcie-root-port", 1 + dev->pxb, slot);
+		write_port(x, rp + 1, "pcie-switch-upstream-port", rp, 0);
+		for (unsigned j = 0; j < plan->switches[dev->sw].n_down; j++)
+			write_port(x, rp + 2 + j, "pcie-switch-downstream-port",
+				   rp + 1, j);
 	}
 }
 

@@ -253,7 +253,7 @@ static int plan_cpus(hwloc_topology_t h, hwloc_const_bitmap_t job, unsigned max,
 	_cleanup_free_ unsigned *per_core = NULL;
 	int n_nodes = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE);
 	unsigned npu = hwloc_bitmap_weight(job);
-	struct cpu_walk w = {.h = h, .plan = plan};
+	struct cpu_walk w = { .h = h, .plan = plan };
 	int r;
 
 	if (!left || !take || n_nodes <= 0)
@@ -497,7 +497,8 @@ static int plan_device_funcs(const struct plan_request *req,
 	pd->funcs = calloc(dev->n_group + 1, sizeof(*pd->funcs));
 	if (!pd->funcs)
 		return -ENOMEM;
-	pd->funcs[0] = (struct plan_pci){.class = dev->class, .primary = true};
+	pd->funcs[0] =
+		(struct plan_pci){ .class = dev->class, .primary = true };
 	strcpy(pd->funcs[0].addr, dev->addr);
 	pd->n_funcs = 1;
 	for (size_t i = 0; i < dev->n_group; i++) {
@@ -515,7 +516,7 @@ static int plan_device_funcs(const struct plan_request *req,
 				      dev->iommu_group, dev->addr, f->addr,
 				      f->class);
 		struct plan_pci *p = &pd->funcs[pd->n_funcs++];
-		*p = (struct plan_pci){.class = f->class};
+		*p = (struct plan_pci){ .class = f->class };
 		strcpy(p->addr, f->addr);
 	}
 	for (size_t i = 0; i < pd->n_funcs; i++)
@@ -584,6 +585,7 @@ static int plan_one_device(const struct topology *topo,
 	int cell, r;
 
 	strcpy(pd->addr, dev->addr);
+	strcpy(pd->host_switch, dev->host_switch);
 	pd->kind = dev->kind;
 	pd->is_vf = dev->is_vf;
 	pd->gres_index = dr->gres_index;
@@ -628,7 +630,59 @@ static int plan_one_device(const struct topology *topo,
 	return 0;
 }
 
-/* One expander per cell with devices, one root port per device. */
+/* Devices of one cell under one host switch share a guest switch; a lone
+ * device under a host switch gains nothing from one and gets a root port. */
+static int plan_switches(struct plan *plan)
+{
+	for (size_t i = 0; i < plan->n_devices; i++)
+		plan->devices[i].sw = -1;
+	for (size_t i = 0; i < plan->n_devices; i++) {
+		struct plan_device *d = &plan->devices[i];
+		struct plan_switch *s;
+
+		if (!d->host_switch[0] || d->sw >= 0)
+			continue;
+		for (size_t j = i + 1; j < plan->n_devices; j++) {
+			struct plan_device *e = &plan->devices[j];
+
+			if (e->cell != d->cell ||
+			    strcmp(e->host_switch, d->host_switch) != 0)
+				continue;
+			if (d->sw < 0) {
+				s = realloc(plan->switches, (plan->n_switches +
+							     1) * sizeof(*s));
+				if (!s)
+					return -ENOMEM;
+				plan->switches = s;
+				s += plan->n_switches;
+				memset(s, 0, sizeof(*s));
+				strcpy(s->host_switch, d->host_switch);
+				d->sw = plan->n_switches++;
+				s->n_down = 1;
+			}
+			e->sw = d->sw;
+			plan->switches[d->sw].n_down++;
+		}
+	}
+	return 0;
+}
+
+/* Bus numbers behind the root port that device @i opens, 0 if it opens
+ * none (it sits on its switch's, opened by the switch's first device). */
+static unsigned port_buses(const struct plan *plan, size_t i)
+{
+	const struct plan_device *d = &plan->devices[i];
+
+	if (d->sw < 0)
+		return 1;
+	for (size_t j = 0; j < i; j++)
+		if (plan->devices[j].sw == d->sw)
+			return 0;
+	return 2 + plan->switches[d->sw].n_down;
+}
+
+/* One expander per cell with devices; behind it a root port per device or
+ * per switch, numbered depth first as the firmware does. */
 static int plan_buses(struct plan *plan)
 {
 	unsigned top = TOP_BUS_NR;
@@ -638,25 +692,41 @@ static int plan_buses(struct plan *plan)
 		return -ENOMEM;
 	for (unsigned c = 0; c < plan->n_cells; c++) {
 		struct plan_pxb *x = &plan->pxbs[plan->n_pxbs];
+		unsigned next;
 
 		for (size_t i = 0; i < plan->n_devices; i++)
 			if (plan->devices[i].cell == c)
-				x->n_ports++;
-		if (!x->n_ports)
+				x->n_buses += port_buses(plan, i);
+		if (!x->n_buses)
 			continue;
-		if (top < x->n_ports + 16)
+		if (top < x->n_buses + 16)
 			return refuse(plan, PLAN_REFUSE_DEVICE, E2BIG,
 				      "too many devices for the guest's PCI "
 				      "bus numbers");
 		x->cell = c;
-		x->bus_nr = top - x->n_ports;
+		x->bus_nr = top - x->n_buses;
 		top = x->bus_nr - 1;
-		unsigned port = 0;
+		next = x->bus_nr + 1;
 		for (size_t i = 0; i < plan->n_devices; i++) {
-			if (plan->devices[i].cell != c)
+			struct plan_device *d = &plan->devices[i];
+			struct plan_switch *s;
+			unsigned n = port_buses(plan, i);
+
+			if (d->cell != c)
 				continue;
-			plan->devices[i].pxb = plan->n_pxbs;
-			plan->devices[i].guest_bus = x->bus_nr + 1 + port++;
+			d->pxb = plan->n_pxbs;
+			if (d->sw < 0) {
+				d->guest_bus = next++;
+				continue;
+			}
+			s = &plan->switches[d->sw];
+			if (n) { /* its first device: n_down recounted below */
+				s->pxb = plan->n_pxbs;
+				s->guest_bus = next;
+				s->n_down = 0;
+				next += n;
+			}
+			d->guest_bus = s->guest_bus + 2 + s->n_down++;
 		}
 		plan->n_pxbs++;
 	}
@@ -679,6 +749,9 @@ static int plan_devices(const struct topology *topo,
 		if (r < 0)
 			return r;
 	}
+	r = plan_switches(plan);
+	if (r < 0)
+		return r;
 	return plan_buses(plan);
 }
 
@@ -719,13 +792,15 @@ void plan_free(struct plan *plan)
 	free(plan->cells);
 	free(plan->devices);
 	free(plan->pxbs);
+	free(plan->switches);
 	free(plan->emulator_cpus);
 	plan->vcpus = NULL;
 	plan->cells = NULL;
 	plan->devices = NULL;
 	plan->pxbs = NULL;
+	plan->switches = NULL;
 	plan->emulator_cpus = NULL;
-	plan->n_vcpus = plan->n_cells = plan->n_pxbs = 0;
+	plan->n_vcpus = plan->n_cells = plan->n_pxbs = plan->n_switches = 0;
 	plan->n_devices = 0;
 }
 
@@ -742,6 +817,44 @@ int plan_cell_vcpus(const struct plan *plan, unsigned cell, char **list)
 			c->first_vcpu + c->n_vcpus - 1) < 0
 		       ? -ENOMEM
 		       : 0;
+}
+
+static void print_pci_device(FILE *f, const struct plan_device *d,
+			     const char *indent)
+{
+	fprintf(f, "guest PCI: %s0000:%02x:00.0 %s%s (host %s)\n", indent,
+		d->guest_bus, d->gres, d->is_vf ? " VF" : "", d->addr);
+}
+
+/* The guest's PCI tree behind the expanders, as lspci -t shows it. */
+static void print_pci_tree(FILE *f, const struct plan *plan)
+{
+	for (unsigned x = 0; x < plan->n_pxbs; x++) {
+		fprintf(f, "guest PCI: expander bus %02x in cell %u\n",
+			plan->pxbs[x].bus_nr, plan->pxbs[x].cell);
+		for (size_t i = 0; i < plan->n_devices; i++) {
+			const struct plan_device *d = &plan->devices[i];
+			const struct plan_switch *s;
+
+			if (d->pxb != x || !port_buses(plan, i))
+				continue;
+			if (d->sw < 0) {
+				print_pci_device(f, d, "  root port: ");
+				continue;
+			}
+			s = &plan->switches[d->sw];
+			fprintf(f,
+				"guest PCI:   root port: switch 0000:%02x:00.0 "
+				"(as host switch %s: peer-to-peer, GPUDirect "
+				"RDMA)\n",
+				s->guest_bus, s->host_switch);
+			for (size_t j = i; j < plan->n_devices; j++)
+				if (plan->devices[j].sw == d->sw)
+					print_pci_device(
+						f, &plan->devices[j],
+						"    downstream port: ");
+		}
+	}
 }
 
 int plan_summary(const struct plan *plan, char **out)
@@ -787,6 +900,7 @@ int plan_summary(const struct plan *plan, char **out)
 			fprintf(f, " +%s", d->funcs[j].addr);
 		fputc('\n', f);
 	}
+	print_pci_tree(f, plan);
 	if (fclose(f) != 0)
 		return -ENOMEM;
 	*out = TAKE_PTR(buf);

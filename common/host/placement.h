@@ -15,7 +15,11 @@
  *  - emulator and iothread on the housekeeping CPUs (never another job's;
  *    without any, on the job's own CPUs);
  *  - each device on a root port of a pcie-expander-bus placed in the cell of
- *    its host NUMA node; whole IOMMU groups only.
+ *    its host NUMA node; whole IOMMU groups only;
+ *  - devices that share a PCIe switch on the host (a GPU and its HCA's VF)
+ *    share one in the guest: a root port, a switch upstream port and a
+ *    downstream port each, so drivers see the path that allows GPUDirect
+ *    RDMA.
  *
  * Nothing here touches the host: it is safe for `slurm-vm plan`.
  */
@@ -113,8 +117,11 @@ struct plan_device {
 	int host_node; /* -1 unknown */
 	unsigned cell;
 	int iommu_group;
-	unsigned pxb;		/* index into plan.pxbs */
-	unsigned guest_bus;	/* guest PCI bus number of its root port */
+	char host_switch[PCI_ADDR_MAX]; /* pci_device.host_switch */
+	int sw;				/* index into plan.switches; -1 none */
+	unsigned pxb;			/* index into plan.pxbs */
+	unsigned
+		guest_bus; /* guest PCI bus it sits on (its port's secondary) */
 	struct plan_pci *funcs; /* passed through together (same slot) */
 	size_t n_funcs;
 };
@@ -122,7 +129,18 @@ struct plan_device {
 struct plan_pxb {
 	unsigned cell;
 	unsigned bus_nr;  /* first guest bus number of the expander */
-	unsigned n_ports; /* root ports behind it */
+	unsigned n_buses; /* bus numbers behind it (ports' secondaries) */
+};
+
+/* A guest PCIe switch mirroring a host one: on its own root port, one
+ * downstream port per device, in plan order. The firmware numbers buses
+ * depth first: the upstream port sits on @guest_bus, the downstream ports
+ * on @guest_bus + 1, device k of the switch on @guest_bus + 2 + k. */
+struct plan_switch {
+	char host_switch[PCI_ADDR_MAX]; /* the host's upstream port */
+	unsigned pxb;
+	unsigned guest_bus;
+	unsigned n_down;
 };
 
 struct plan {
@@ -142,6 +160,8 @@ struct plan {
 	struct plan_device *devices;
 	unsigned n_pxbs;
 	struct plan_pxb *pxbs;
+	unsigned n_switches;
+	struct plan_switch *switches;
 
 	enum plan_refusal refusal;
 	char reason[512]; /* why refused, for the user and the log */

@@ -89,6 +89,18 @@ plan uefi-mmio64 --topology "$topo/32em64t-2n8c2t-pci-normalio.xml" \
 	--uefi "$work/nvram.fd" --set UefiMmio64Window=256
 grep -q '<maxphysaddr mode="passthrough"/>' "$work/uefi-mmio64.xml" ||
 	fail "UEFI with host-passthrough: the host's address width is not given"
+# A DGX-like board (tests/fixtures/sysfs/dgx): two GPUs and a VF under one
+# host PCIe switch get one guest switch (root port, upstream port, a
+# downstream port each); a VF alone under its switch and a GPU on a root
+# port get root ports.
+dgx=(--sysfs "$repo/tests/fixtures/sysfs/dgx")
+plan dgx-switch "${dgx[@]}" --topology "$topo/32em64t-2n8c2t-pci-normalio.xml" \
+	--cpus 0-3,8-11 --mem 16G --gpus 0000:04:00.0,0000:05:00.0,0000:90:00.0 \
+	--ibvfs 0000:06:00.1,0000:86:00.1
+count() { grep -c "model=\"$1\"" "$work/dgx-switch.xml" || true; }
+[ "$(count pcie-switch-upstream-port)/$(count pcie-switch-downstream-port)/$(count pcie-root-port)" = 1/3/3 ] ||
+	fail "dgx-switch: want 1 upstream, 3 downstream, 3 root ports: $(grep model= "$work/dgx-switch.xml")"
+echo "ok: dgx-switch: one guest switch for the GPU pair and its VF"
 
 # A refusal is an error with the reason, and no XML.
 if "$svm" plan --xml --sysfs "$sysfs" \
@@ -142,6 +154,14 @@ argv=$work/live-emulate.argv
 # the stand-ins sit on root ports behind the expander (bus pci.1)
 grep -q '"driver":"pcie-root-port"[^}]*"bus":"pci.1"' "$argv" ||
 	fail "root ports are not on the expander"
+
+# The guest switch in qemu's own terms: upstream and downstream ports.
+native live-switch "${live[@]}" "${dgx[@]}" --gpus 0000:04:00.0 \
+	--ibvfs 0000:06:00.1 --set DeviceAttach=emulate
+argv=$work/live-switch.argv
+grep -q '"driver":"x3130-upstream"' "$argv" &&
+	[ "$(grep -o '"driver":"xio3130-downstream"' "$argv" | wc -l)" = 2 ] ||
+	fail "no guest PCIe switch with two downstream ports: $(cat "$argv")"
 
 # Firmware=uefi: OVMF's code read-only, the job's own NVRAM, the window
 if [ -f /usr/share/OVMF/OVMF_CODE_4M.fd ]; then

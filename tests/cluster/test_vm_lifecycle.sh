@@ -58,7 +58,7 @@ for addr in $(grep "job $a: [a-z]* [0-9]* = PCI" "$HARNESS_VM_LOG" | sed 's/.* =
 	grep -q "<svm:device address=\"$addr\"" <<<"$xml" && ok "metadata holds $addr" ||
 		fail "metadata lacks $addr"
 done
-out=$(guest_exec "$user" "$a" -- sh -c 'id -u; for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor):$(cat $d/device)" = 0x1af4:0x1044 ] && echo "$(basename $d) numa=$(cat $d/numa_node)"; done; exit 7' 2>&1) && rc=0 || rc=$?
+out=$(guest_exec "$user" "$a" -- sh -c 'id -u; for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor):$(cat $d/device)" = 0x1af4:0x1044 ] && echo "$(basename $d) numa=$(cat $d/numa_node) path=$(readlink -f $d)"; done; exit 7' 2>&1) && rc=0 || rc=$?
 if [ "$rc" = 7 ] && [ "$(head -1 <<<"$out")" = "$(id -u "$user")" ]; then
 	ok "job $a: a task ran in the guest as $user (uid $(id -u "$user")), exit 7 came back"
 else
@@ -69,6 +69,18 @@ if [ "$n" = 2 ]; then
 	ok "job $a: the guest sees 2 device stand-ins in its NUMA cell 0: $(grep numa= <<<"$out" | tr '\n' ' ')"
 else
 	fail "job $a: guest devices: $out"
+fi
+# The fixture's GPU and VF share a PCIe switch (as on a DGX-1): in the
+# guest they sit on the planned downstream ports of one switch.
+want=$(grep "job $a: plan: guest PCI: .*downstream port:" "$HARNESS_VM_LOG" |
+	sed 's/.*downstream port: \([^ ]*\) .*/\1/' | sort | tr '\n' ' ')
+got=$(sed -n 's/^\([^ ]*\) numa=.*/\1/p' <<<"$out" | sort | tr '\n' ' ')
+# .../pci0000:f8/<root port>/<upstream port>/<downstream port>/<device>
+ups=$(sed -n 's/.* path=.*\/pci[^/]*\/[^/]*\/\([^/]*\)\/[^/]*\/[^/]*$/\1/p' <<<"$out" | sort -u)
+if [ "$want" = "$got" ] && [ "$(wc -w <<<"$want")" = 2 ] && [ "$(wc -l <<<"$ups")" = 1 ] && [ -n "$ups" ]; then
+	ok "job $a: GPU and VF under one switch in the guest (upstream port $ups), at the planned $want"
+else
+	fail "job $a: planned downstream ports '$want', guest has '$got' under upstream port(s) '$ups': $out"
 fi
 scancel "$a"
 wait_end "$a" || fail "job $a did not end"

@@ -81,7 +81,7 @@ static void test_file_functions(void **state)
 					     &addrs),
 			 0);
 	assert_int_equal(strv_length(addrs), 1);
-	assert_string_equal(addrs[0], "0000:5e:00.1");
+	assert_string_equal(addrs[0], "0000:3f:00.1");
 	strv_free(addrs);
 	/* a group with two VFs: both, one pair each */
 	assert_int_equal(gres_file_functions(NODE, "ibvf", "/dev/vfio/41",

@@ -15,11 +15,14 @@
 #include <hwloc.h>
 
 #include "devices.h"
+#include "macro.h"
 #include "log.h"
 #include "placement.h"
 
 #define TOPO(name) SRCDIR "/tests/fixtures/topology/" name
 #define NODE	   SRCDIR "/tests/fixtures/sysfs/node-gpu-ib"
+#define DGX	   SRCDIR "/tests/fixtures/sysfs/dgx"
+#define K40_CX3	   SRCDIR "/tests/fixtures/sysfs/k40-cx3"
 
 /* Westmere-EP 2x6 cores, SMT; PUs of a core are n and n+12 */
 #define WESTMERE TOPO("24em64t-2n6c2t-pci.xml")
@@ -54,10 +57,10 @@ static void check_pins_unique(const struct plan *p)
 static int plan_simple(struct topology *t, const char *cpus, uint64_t mem,
 		       struct plan *p)
 {
-	struct plan_request req = {.cpus = cpus,
-				   .mem_mib = mem,
-				   .mem_overhead_mib = 512,
-				   .require_locality = true};
+	struct plan_request req = { .cpus = cpus,
+				    .mem_mib = mem,
+				    .mem_overhead_mib = 512,
+				    .require_locality = true };
 
 	return plan_compute(t, &req, p);
 }
@@ -66,7 +69,7 @@ static void test_westmere_smt(void **state)
 {
 	struct topology *t = load(WESTMERE);
 	struct plan p;
-	const unsigned pins[] = {0, 12, 2, 14};
+	const unsigned pins[] = { 0, 12, 2, 14 };
 
 	/* two whole cores of node 0: threads of one guest core each */
 	assert_int_equal(plan_simple(t, "0,2,12,14", 4096, &p), 0);
@@ -138,10 +141,10 @@ static void test_sandy_two_nodes_uneven(void **state)
 static void test_sandy_max_vcpus_and_housekeeping(void **state)
 {
 	struct topology *t = load(SANDY);
-	struct plan_request req = {.cpus = "2-7,18-23",
-				   .mem_mib = 4096,
-				   .max_vcpus = 4,
-				   .housekeeping = "0,16"};
+	struct plan_request req = { .cpus = "2-7,18-23",
+				    .mem_mib = 4096,
+				    .max_vcpus = 4,
+				    .housekeeping = "0,16" };
 	struct plan p;
 
 	assert_int_equal(plan_compute(t, &req, &p), 0);
@@ -182,31 +185,31 @@ static void test_opteron_four_nodes(void **state)
 static void test_power8_gpu_locality(void **state)
 {
 	struct topology *t = load(POWER8);
-	struct pci_function g0 = {.addr = "0002:01:00.0", .class = 0x030200};
-	struct pci_function g2 = {.addr = "000a:01:00.0", .class = 0x030200};
-	struct pci_device near = {.addr = "0002:01:00.0",
+	struct pci_function g0 = { .addr = "0002:01:00.0", .class = 0x030200 };
+	struct pci_function g2 = { .addr = "000a:01:00.0", .class = 0x030200 };
+	struct pci_device near = { .addr = "0002:01:00.0",
+				   .kind = PCI_KIND_GPU,
+				   .class = 0x030200,
+				   .numa_node = -1,
+				   .iommu_group = 1,
+				   .group = &g0,
+				   .n_group = 1 };
+	struct pci_device far = { .addr = "000a:01:00.0",
 				  .kind = PCI_KIND_GPU,
 				  .class = 0x030200,
 				  .numa_node = -1,
-				  .iommu_group = 1,
-				  .group = &g0,
-				  .n_group = 1};
-	struct pci_device far = {.addr = "000a:01:00.0",
-				 .kind = PCI_KIND_GPU,
-				 .class = 0x030200,
-				 .numa_node = -1,
-				 .iommu_group = 2,
-				 .group = &g2,
-				 .n_group = 1};
+				  .iommu_group = 2,
+				  .group = &g2,
+				  .n_group = 1 };
 	struct plan_device_request devs[] = {
-		{.dev = &near, .gres = "gpu", .gres_index = 0},
-		{.dev = &far, .gres = "gpu", .gres_index = 2},
+		{ .dev = &near, .gres = "gpu", .gres_index = 0 },
+		{ .dev = &far, .gres = "gpu", .gres_index = 2 },
 	};
-	struct plan_request req = {.cpus = "0,1,8,9",
-				   .mem_mib = 4096,
-				   .require_locality = true,
-				   .devices = devs,
-				   .n_devices = 1};
+	struct plan_request req = { .cpus = "0,1,8,9",
+				    .mem_mib = 4096,
+				    .require_locality = true,
+				    .devices = devs,
+				    .n_devices = 1 };
 	struct plan p;
 
 	assert_int_equal(topology_pci_numa_node(t, "0002:01:00.0"), 0);
@@ -242,7 +245,7 @@ static void test_power8_gpu_locality(void **state)
 	assert_int_equal(p.devices[0].cell, 0);
 	assert_int_equal(p.devices[1].cell, 1);
 	assert_int_equal(p.n_pxbs, 2);
-	assert_true(p.pxbs[1].bus_nr + p.pxbs[1].n_ports < p.pxbs[0].bus_nr);
+	assert_true(p.pxbs[1].bus_nr + p.pxbs[1].n_buses < p.pxbs[0].bus_nr);
 	plan_free(&p);
 	topology_free(t);
 }
@@ -254,12 +257,19 @@ struct fixture_devs {
 	size_t n;
 };
 
+static void add_dev_from(struct fixture_devs *f, const char *sysfs,
+			 const char *addr, const char *gres)
+{
+	assert_int_equal(devices_read(sysfs, addr, &f->d[f->n]), 0);
+	f->r[f->n] = (struct plan_device_request){ .dev = &f->d[f->n],
+						   .gres = gres,
+						   .gres_index = (int)f->n };
+	f->n++;
+}
+
 static void add_dev(struct fixture_devs *f, const char *addr, const char *gres)
 {
-	assert_int_equal(devices_read(NODE, addr, &f->d[f->n]), 0);
-	f->r[f->n] = (struct plan_device_request){
-		.dev = &f->d[f->n], .gres = gres, .gres_index = (int)f->n};
-	f->n++;
+	add_dev_from(f, NODE, addr, gres);
 }
 
 static void free_devs(struct fixture_devs *f)
@@ -272,12 +282,12 @@ static void free_devs(struct fixture_devs *f)
 static int plan_devs(struct topology *t, const char *cpus,
 		     struct fixture_devs *f, bool locality, struct plan *p)
 {
-	struct plan_request req = {.cpus = cpus,
-				   .mem_mib = 8192,
-				   .mem_overhead_mib = 512,
-				   .require_locality = locality,
-				   .devices = f->r,
-				   .n_devices = f->n};
+	struct plan_request req = { .cpus = cpus,
+				    .mem_mib = 8192,
+				    .mem_overhead_mib = 512,
+				    .require_locality = locality,
+				    .devices = f->r,
+				    .n_devices = f->n };
 
 	return plan_compute(t, &req, p);
 }
@@ -285,7 +295,7 @@ static int plan_devs(struct topology *t, const char *cpus,
 static void test_groups(void **state)
 {
 	struct topology *t = load(SANDY);
-	struct fixture_devs f = {0};
+	struct fixture_devs f = { 0 };
 	struct plan p;
 
 	/* GPU with its HDMI audio function in the group: both go */
@@ -313,7 +323,7 @@ static void test_groups(void **state)
 	assert_int_equal(p.devices[0].n_funcs, 1);
 	assert_int_equal(p.devices[1].n_funcs, 1);
 	assert_int_equal(p.n_pxbs, 1);
-	assert_int_equal(p.pxbs[0].n_ports, 2);
+	assert_int_equal(p.pxbs[0].n_buses, 2);
 	plan_free(&p);
 	free_devs(&f);
 
@@ -329,7 +339,7 @@ static void test_groups(void **state)
 static void test_locality_from_sysfs(void **state)
 {
 	struct topology *t = load(SANDY);
-	struct fixture_devs f = {0};
+	struct fixture_devs f = { 0 };
 	struct plan p;
 
 	/* VF on node 1 (sysfs numa_node) for a job on node 0 */
@@ -357,14 +367,105 @@ static void test_locality_from_sysfs(void **state)
 	topology_free(t);
 }
 
+static const struct plan_device *planned(const struct plan *p, const char *addr)
+{
+	for (size_t i = 0; i < p->n_devices; i++)
+		if (strcmp(p->devices[i].addr, addr) == 0)
+			return &p->devices[i];
+	fail_msg("%s not planned", addr);
+	return NULL;
+}
+
+/* A DGX-like board: GPUs and HCAs in pairs under PCIe switches. */
+static void test_dgx_switches(void **state)
+{
+	struct topology *t = load(SANDY);
+	struct fixture_devs f = { 0 };
+	const struct plan_device *g0, *g1, *vf, *lone, *far, *far_vf;
+	_cleanup_free_ char *summary = NULL;
+	struct plan p;
+
+	add_dev_from(&f, DGX, "0000:04:00.0", "gpu");
+	add_dev_from(&f, DGX, "0000:90:00.0", "gpu");  /* node 1, root port */
+	add_dev_from(&f, DGX, "0000:0c:00.2", "ibvf"); /* node 0, 2nd switch */
+	add_dev_from(&f, DGX, "0000:86:00.1", "ibvf"); /* node 1, alone */
+	add_dev_from(&f, DGX, "0000:05:00.0", "gpu");  /* node 0, 1st switch */
+	add_dev_from(&f, DGX, "0000:06:00.1", "ibvf"); /* node 0, 1st switch */
+	assert_string_equal(f.d[0].host_switch, "0000:02:00.0");
+	assert_string_equal(f.d[5].host_switch, "0000:02:00.0");
+	assert_string_equal(f.d[2].host_switch, "0000:08:00.0");
+	assert_string_equal(f.d[1].host_switch, "");
+	assert_int_equal(plan_devs(t, "0-3,8-11", &f, true, &p), 0);
+	/* one guest switch: the three devices of host switch 02:00.0 */
+	assert_int_equal(p.n_switches, 1);
+	assert_string_equal(p.switches[0].host_switch, "0000:02:00.0");
+	assert_int_equal(p.switches[0].n_down, 3);
+	g0 = planned(&p, "0000:04:00.0");
+	g1 = planned(&p, "0000:05:00.0");
+	vf = planned(&p, "0000:06:00.1");
+	lone = planned(&p, "0000:0c:00.2");
+	far = planned(&p, "0000:90:00.0");
+	far_vf = planned(&p, "0000:86:00.1");
+	assert_int_equal(g0->sw, 0);
+	assert_int_equal(g1->sw, 0);
+	assert_int_equal(vf->sw, 0);
+	assert_int_equal(lone->sw, -1);
+	assert_int_equal(far->sw, -1);
+	assert_int_equal(far_vf->sw, -1); /* alone under its host switch */
+	/* depth first: root port, upstream, then each downstream's bus */
+	assert_int_equal(g0->guest_bus, p.switches[0].guest_bus + 2);
+	assert_int_equal(g1->guest_bus, p.switches[0].guest_bus + 3);
+	assert_int_equal(vf->guest_bus, p.switches[0].guest_bus + 4);
+	assert_int_equal(g0->cell, 0);
+	assert_int_equal(far->cell, 1);
+	/* node 0: the switch's root port first (its first device comes
+	 * first), then the lone VF's: 5 + 1 buses */
+	assert_int_equal(p.pxbs[g0->pxb].n_buses, 6);
+	assert_int_equal(p.switches[0].guest_bus, p.pxbs[g0->pxb].bus_nr + 1);
+	assert_int_equal(lone->guest_bus, p.pxbs[g0->pxb].bus_nr + 6);
+	assert_int_equal(p.pxbs[far->pxb].n_buses, 2);
+	assert_int_equal(plan_summary(&p, &summary), 0);
+	assert_non_null(strstr(summary, "switch 0000:"));
+	assert_non_null(strstr(summary, "(as host switch 0000:02:00.0"));
+	assert_non_null(strstr(summary, "downstream port: 0000:"));
+	plan_free(&p);
+	free_devs(&f);
+	topology_free(t);
+}
+
+/* The seeds' testbed: K40m and ConnectX-3 each on a root port of socket 1:
+ * no switch on the host, none in the guest (GPUDirect through the host
+ * bridge, as on bare metal). */
+static void test_k40_cx3_no_switch(void **state)
+{
+	struct topology *t = load(SANDY);
+	struct fixture_devs f = { 0 };
+	struct plan p;
+
+	add_dev_from(&f, K40_CX3, "0000:82:00.0", "gpu");
+	add_dev_from(&f, K40_CX3, "0000:83:00.1", "ibvf");
+	assert_string_equal(f.d[0].host_switch, "");
+	assert_string_equal(f.d[1].host_switch, "");
+	assert_int_equal(plan_devs(t, "8-11", &f, true, &p), 0);
+	assert_int_equal(p.n_switches, 0);
+	assert_int_equal(p.devices[0].host_node, 1);
+	assert_int_equal(p.devices[0].sw, -1);
+	assert_int_equal(p.devices[1].sw, -1);
+	assert_int_equal(p.devices[1].guest_bus, p.devices[0].guest_bus + 1);
+	plan_free(&p);
+	free_devs(&f);
+	topology_free(t);
+}
+
 static void test_device_refusals(void **state)
 {
 	struct topology *t = load(SANDY);
-	struct fixture_devs f = {0};
+	struct fixture_devs f = { 0 };
 	struct pci_device noiommu;
-	struct plan_device_request r = {.dev = &noiommu, .gres_index = -1};
+	struct plan_device_request r = { .dev = &noiommu, .gres_index = -1 };
 	struct plan_request req = {
-		.cpus = "0-3", .mem_mib = 4096, .devices = &r, .n_devices = 1};
+		.cpus = "0-3", .mem_mib = 4096, .devices = &r, .n_devices = 1
+	};
 	struct plan p;
 
 	add_dev(&f, "0000:e1:00.1", "ibvf");
@@ -389,9 +490,9 @@ static void test_device_refusals(void **state)
 static void test_cpu_refusals(void **state)
 {
 	struct topology *t = load(SANDY);
-	struct plan_request req = {.mem_mib = 4096};
+	struct plan_request req = { .mem_mib = 4096 };
 	struct plan p;
-	const char *bad[] = {"", "x", "0-", "32", "0-40", "3-1"};
+	const char *bad[] = { "", "x", "0-", "32", "0-40", "3-1" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		req.cpus = bad[i];
@@ -415,8 +516,9 @@ static void test_cpu_refusals(void **state)
 static void test_memory_refusals(void **state)
 {
 	struct topology *t = load(SANDY);
-	struct plan_request req = {
-		.cpus = "0-3", .mem_mib = 512, .mem_overhead_mib = 512};
+	struct plan_request req = { .cpus = "0-3",
+				    .mem_mib = 512,
+				    .mem_overhead_mib = 512 };
 	struct plan p;
 
 	assert_int_equal(plan_compute(t, &req, &p), -ENOMEM);
@@ -499,10 +601,10 @@ static void test_request_beyond_allocation(void **state)
 static void test_hugepages_synthetic(void **state)
 {
 	struct topology *t = NULL;
-	struct plan_request req = {.cpus = "0-2,6",
-				   .mem_mib = 4097,
-				   .mem_overhead_mib = 0,
-				   .hugepage_kib = 1048576};
+	struct plan_request req = { .cpus = "0-2,6",
+				    .mem_mib = 4097,
+				    .mem_overhead_mib = 0,
+				    .hugepage_kib = 1048576 };
 	struct plan p;
 
 	/* synthetic topologies list no page types: nothing to check */
@@ -554,8 +656,8 @@ static void check_random_plan(struct topology *t, hwloc_const_bitmap_t job,
 
 static void test_random_jobs(void **state)
 {
-	const char *topos[] = {WESTMERE, SANDY, OPTERON, POWER8,
-			       TOPO("synthetic-2x4.xml")};
+	const char *topos[] = { WESTMERE, SANDY, OPTERON, POWER8,
+				TOPO("synthetic-2x4.xml") };
 	unsigned seed = 12345;
 
 	for (size_t i = 0; i < ARRAY_SIZE(topos); i++) {
@@ -579,8 +681,8 @@ static void test_random_jobs(void **state)
 			if (hwloc_bitmap_iszero(job))
 				hwloc_bitmap_set(job, hwloc_bitmap_first(all));
 			hwloc_bitmap_list_asprintf(&list, job);
-			struct plan_request req = {.cpus = list,
-						   .mem_mib = 1024};
+			struct plan_request req = { .cpus = list,
+						    .mem_mib = 1024 };
 			assert_int_equal(plan_compute(t, &req, &p), 0);
 			check_random_plan(t, job, &p);
 			plan_free(&p);
@@ -602,6 +704,8 @@ int main(void)
 		cmocka_unit_test(test_power8_gpu_locality),
 		cmocka_unit_test(test_groups),
 		cmocka_unit_test(test_locality_from_sysfs),
+		cmocka_unit_test(test_dgx_switches),
+		cmocka_unit_test(test_k40_cx3_no_switch),
 		cmocka_unit_test(test_device_refusals),
 		cmocka_unit_test(test_cpu_refusals),
 		cmocka_unit_test(test_memory_refusals),
