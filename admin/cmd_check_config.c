@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "devices.h"
+#include "ibpart.h"
 #include "image.h"
 #include "jobnet.h"
 #include "log.h"
@@ -564,6 +566,55 @@ static void check_job_network(struct checker *c, const struct vmconf *vc)
 				      "JobNetwork=vxlan needs %s", tools[i]);
 }
 
+/* IbPartitions=yes: every InfiniBand VF of the node can take the job's
+ * GUIDs (mlx5's sriov/<n>/), and the records have their directory. */
+static void check_ib_partitions(struct checker *c, const struct vmconf *vc)
+{
+	struct device_list list = { 0 };
+	unsigned n = 0, bad = 0;
+	struct stat st;
+
+	if (!vc->ib_partitions)
+		return;
+	if (devices_scan(vc->sysfs_root, &list) < 0) {
+		check_problem(c, "check SysfsRoot=", "%s: cannot list devices",
+			      vc->sysfs_root);
+		return;
+	}
+	for (size_t i = 0; i < list.n; i++) {
+		_cleanup_free_ char *dir = NULL;
+
+		if (list.v[i].kind != PCI_KIND_IB || !list.v[i].is_vf)
+			continue;
+		n++;
+		if (ibpart_vf_dir(vc->sysfs_root, &list.v[i], &dir) < 0) {
+			bad++;
+			check_problem(c,
+				      "use ConnectX-4 or later for VM jobs, or "
+				      "IbPartitions=no on this node",
+				      "%s", log_last_error());
+		}
+	}
+	device_list_free(&list);
+	if (n && !bad)
+		check_ok("IbPartitions=yes: all %u InfiniBand VFs take job "
+			 "GUIDs",
+			 n);
+	if (vc->ib_partition_dir &&
+	    (stat(vc->ib_partition_dir, &st) < 0 || !S_ISDIR(st.st_mode)))
+		check_problem(c,
+			      "create it on a filesystem the subnet manager's "
+			      "node reads (see slurm-vm(8), ib-partitions)",
+			      "IbPartitionDir=%s: not a directory",
+			      vc->ib_partition_dir);
+	else if (!vc->ib_partition_dir)
+		check_problem(c,
+			      "set IbPartitionDir= to where `slurm-vm "
+			      "ib-partitions` reads the records",
+			      "IbPartitions=yes without IbPartitionDir=: the "
+			      "subnet manager never hears of the jobs' VFs");
+}
+
 /* A share's parent a user may write in (without the sticky bit) or own:
  * that user could remove or replace the share, and a missing share drains
  * the node. 0, or the first such directory in @bad. */
@@ -673,6 +724,7 @@ int cmd_check_config(int argc, char **argv)
 	check_pmix(&c, &sc);
 	check_catalog(&c, &vc);
 	check_job_network(&c, &vc);
+	check_ib_partitions(&c, &vc);
 	check_shares(&c, &vc);
 	if (c.problems)
 		printf("%u problem%s to fix\n", c.problems,

@@ -11,3 +11,4 @@ int cmd_plan(int argc, char **argv);
 int cmd_check_config(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_cleanup(int argc, char **argv);
+int cmd_ib_partitions(int argc, char **argv);

@@ -8,7 +8,8 @@ admin_slurm_vm_SOURCES = \
 	admin/cmd_plan.c \
 	admin/cmd_check_config.c \
 	admin/cmd_list.c \
-	admin/cmd_cleanup.c
+	admin/cmd_cleanup.c \
+	admin/cmd_ib_partitions.c
 admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
 	-DSLURM_PLUGINDIR='"$(slurm_plugindir)"'
 admin_slurm_vm_LDADD = common/slurm/libslurmvm-slurm.la common/host/libslurmvm-host.la \

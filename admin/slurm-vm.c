@@ -27,6 +27,8 @@ static const struct command commands[] = {
 	  "this node's guests: job, user, job and guest state, devices" },
 	{ "cleanup", cmd_cleanup,
 	  "tear down the guests of ended jobs, as their epilog would" },
+	{ "ib-partitions", cmd_ib_partitions,
+	  "write OpenSM's partitions.conf: a partition per VM job (SM node)" },
 };
 
 static void usage(FILE *out)

@@ -103,6 +103,7 @@ static int alloc_from_job(const slurm_job_info_t *job, const char *node,
 			  node);
 		return -ENOENT;
 	}
+	a->node_index = idx;
 	a->cores = strdup(cores);
 	if (!a->cores)
 		return -ENOMEM;

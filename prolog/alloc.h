@@ -22,11 +22,12 @@ struct alloc_gres {
 };
 
 struct job_alloc {
-	char *node;	   /* this node's name */
-	char *cores;	   /* Slurm's core ids on this node, "0-3" */
-	char *cpus;	   /* OS CPU ids of those cores */
-	uint64_t mem_mib;  /* the job's memory on this node, 0 if unknown */
-	char *gres_detail; /* this node's gres_detail_str */
+	char *node;	     /* this node's name */
+	unsigned node_index; /* its place in the job's node list */
+	char *cores;	     /* Slurm's core ids on this node, "0-3" */
+	char *cpus;	     /* OS CPU ids of those cores */
+	uint64_t mem_mib;    /* the job's memory on this node, 0 if unknown */
+	char *gres_detail;   /* this node's gres_detail_str */
 	/* SLURM_JOB_IBVFS from gres/ibvf, NULL without the plugin: its
 	 * indices are used, and its PCI functions must be ours. */
 	const char *ibvfs_env;

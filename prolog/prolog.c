@@ -505,6 +505,8 @@ static enum prolog_result prolog_run(struct prolog *p)
 	}
 	res = prolog_phase(p, "shares", prolog_check_shares, res);
 	res = prolog_phase(p, "reclaim", prolog_free_devices, res);
+	if (p->conf.ib_partitions)
+		res = prolog_phase(p, "ib", prolog_ib_partition, res);
 	if (p->conf.job_network == JOB_NETWORK_VXLAN)
 		res = prolog_phase(p, "network", prolog_network, res);
 	res = prolog_phase(p, "boot", prolog_boot, res);

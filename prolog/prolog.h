@@ -53,6 +53,12 @@ void prolog_report_job_fault(uint32_t job_id, const char *reason);
  * its group is held by nobody. A failure is the node's. */
 enum prolog_result prolog_bind_devices(struct prolog *p);
 
+/* IbPartitions=yes: the job's GUIDs on each of its InfiniBand VFs here
+ * (journaled IBGUID with the old values) and the record for the subnet
+ * manager's side (IBRECORD). A VF that cannot take GUIDs (ConnectX-3) is
+ * the job's fault; sysfs refusing a write, the node's. */
+enum prolog_result prolog_ib_partition(struct prolog *p);
+
 /* JobNetwork=vxlan: the job's nodes and their NodeAddr from slurmctld,
  * then the job's bridge, VXLAN and filters here (journaled). slurmctld not
  * answering, more nodes than JobNetworkSubnet holds or a peer's unusable

@@ -2,7 +2,7 @@
 # Installs every build and test dependency of slurm-vm on Debian 12.
 # Idempotent: packages already present are left alone, no service is started.
 #
-#   scripts/install-deps.sh [--slurm-source DIR]
+#   scripts/install-deps.sh [--slurm-source DIR | --opensm-source DIR]
 #
 # --slurm-source DIR: also provide the configured Slurm source tree the
 # gres/ibvf plugin is built against (configure --with-slurm-source=DIR):
@@ -10,20 +10,25 @@
 # (adding a deb-src entry when apt has none), unpacked into DIR and
 # configured as Debian builds it, for its config.h. Nothing is done when DIR
 # already holds that version configured.
+#
+# --opensm-source DIR: OpenSM's source of the installed libopensm version
+# (`apt-get source opensm`), unpacked into DIR: tests/unit/
+# test_opensm_parse.sh compiles OpenSM's own partitions.conf parser from it.
 set -eu
 
 slurm_source=""
+opensm_source=""
 case "${1:-}" in
---slurm-source)
+--slurm-source | --opensm-source)
 	[ -n "${2:-}" ] || {
-		echo "install-deps: --slurm-source needs a directory" >&2
+		echo "install-deps: $1 needs a directory" >&2
 		exit 2
 	}
-	slurm_source=$2
+	[ "$1" = --slurm-source ] && slurm_source=$2 || opensm_source=$2
 	;;
 "") ;;
 *)
-	echo "usage: scripts/install-deps.sh [--slurm-source DIR]" >&2
+	echo "usage: scripts/install-deps.sh [--slurm-source DIR | --opensm-source DIR]" >&2
 	exit 2
 	;;
 esac
@@ -31,7 +36,8 @@ esac
 BUILD="build-essential autoconf automake libtool pkg-config clang-14
 	libclang-rt-14-dev clang-format llvm-14
 	libslurm-dev libvirt-dev libhwloc-dev libpci-dev libxml2-dev
-	libibverbs-dev libcmocka-dev libmpich-dev libopenmpi-dev"
+	libibverbs-dev libcmocka-dev libmpich-dev libopenmpi-dev
+	libopensm-dev libibumad-dev"
 # libpmix-dev: Slurm's mpi/pmix opens its libpmix.so, which no Slurm package
 # pulls in (srun --mpi=pmix); openmpi-bin: the host's Open MPI reference run;
 # mmdebstrap, grub-pc-bin, fdisk: the stock cloud image (build-cloud.sh).
@@ -43,7 +49,7 @@ TEST="slurmd slurmctld slurm-client libvirt-daemon libvirt-daemon-driver-qemu
 	util-linux python3 shellcheck nftables iputils-ping
 	mmdebstrap grub-pc-bin fdisk"
 # apt-get source unpacks with dpkg-source.
-[ -z "$slurm_source" ] || TEST="$TEST dpkg-dev"
+[ -z "$slurm_source$opensm_source" ] || TEST="$TEST dpkg-dev"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: run as root (apt-get install)" >&2
@@ -64,6 +70,29 @@ have_deb_src() {
 		/etc/apt/sources.list.d/*.sources
 }
 
+# apt-get source needs deb-src entries: the Debian archive's, added once.
+ensure_deb_src() {
+	have_deb_src && return 0
+	# shellcheck disable=SC1091 # the running system's
+	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+	echo "install-deps: adding deb-src entries for $codename"
+	cat >/etc/apt/sources.list.d/slurm-vm-src.sources <<-EOF
+	# Added by slurm-vm scripts/install-deps.sh (apt-get source)
+	Types: deb-src
+	URIs: http://deb.debian.org/debian
+	Suites: $codename $codename-updates
+	Components: main
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+	Types: deb-src
+	URIs: http://deb.debian.org/debian-security
+	Suites: $codename-security
+	Components: main
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+	apt-get update -qq
+}
+
 fetch_slurm_source() {
 	dir=$1
 	pkg_version=$(dpkg-query -W -f='${Version}' slurmd)
@@ -73,26 +102,7 @@ fetch_slurm_source() {
 		echo "install-deps: $dir: Slurm $upstream source, configured"
 		return 0
 	fi
-	if ! have_deb_src; then
-		# shellcheck disable=SC1091 # the running system's
-		codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
-		echo "install-deps: adding deb-src entries for $codename"
-		cat >/etc/apt/sources.list.d/slurm-vm-src.sources <<-EOF
-		# Added by slurm-vm scripts/install-deps.sh --slurm-source
-		Types: deb-src
-		URIs: http://deb.debian.org/debian
-		Suites: $codename $codename-updates
-		Components: main
-		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-		Types: deb-src
-		URIs: http://deb.debian.org/debian-security
-		Suites: $codename-security
-		Components: main
-		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-		EOF
-		apt-get update -qq
-	fi
+	ensure_deb_src
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/slurm-src.XXXXXX")
 	# The installed version exactly: a GRES plugin must match it.
 	echo "install-deps: apt-get source slurm-wlm=$pkg_version"
@@ -123,6 +133,49 @@ fetch_slurm_source() {
 	echo "install-deps: $dir: Slurm $upstream source, configured"
 }
 
+# OpenSM's upstream source of the installed libopensm, unpacked (no
+# build). Only the orig tarball: the mirror may lack the Debian diff
+# (opensm_3.3.23-2.debian.tar.xz answers 404 here), which does not touch the
+# partition parser.
+fetch_opensm_source() {
+	dir=$1
+	pkg_version=$(dpkg-query -W -f='${source:Version}' libopensm-dev)
+	upstream=${pkg_version%-*}
+	if [ -f "$dir/opensm/osm_prtn_config.c" ] && [ "$(cat "$dir/.version" 2>/dev/null)" = "$pkg_version" ]; then
+		echo "install-deps: $dir: OpenSM $upstream source"
+		return 0
+	fi
+	ensure_deb_src
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/opensm-src.XXXXXX")
+	line=$( (cd "$tmp" && apt-get source --print-uris -qq "opensm=$pkg_version") | grep "orig.tar" || true)
+	if [ -z "$line" ]; then
+		apt-get update -qq
+		line=$( (cd "$tmp" && apt-get source --print-uris -qq "opensm=$pkg_version") | grep "orig.tar" || true)
+	fi
+	echo "install-deps: OpenSM $upstream: ${line%% *}"
+	# 'URL' NAME SIZE SHA256:HEX
+	python3 - "$tmp" $line <<-'PYEOF' || {
+	import hashlib, sys, urllib.request
+	tmp, url, name, size, digest = sys.argv[1:6]
+	data = urllib.request.urlopen(url.strip("'"), timeout=120).read()
+	algo, want = digest.split(":")
+	if hashlib.new(algo.lower(), data).hexdigest() != want:
+	    sys.exit("checksum mismatch for " + name)
+	open(tmp + "/" + name, "wb").write(data)
+	PYEOF
+		rm -rf "$tmp"
+		echo "install-deps: cannot fetch the source of opensm $pkg_version" >&2
+		return 1
+	}
+	tar -xf "$tmp"/opensm_*.orig.tar.* -C "$tmp"
+	rm -rf "$dir"
+	mkdir -p "$(dirname "$dir")"
+	mv "$tmp/opensm-$upstream" "$dir"
+	echo "$pkg_version" >"$dir/.version"
+	rm -rf "$tmp"
+	echo "install-deps: $dir: OpenSM $upstream source"
+}
+
 missing=""
 for p in $BUILD $TEST; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -130,6 +183,7 @@ for p in $BUILD $TEST; do
 done
 if [ -z "$missing" ]; then
 	[ -z "$slurm_source" ] || fetch_slurm_source "$slurm_source"
+	[ -z "$opensm_source" ] || fetch_opensm_source "$opensm_source"
 	exit 0
 fi
 
@@ -147,6 +201,7 @@ apt-get update -qq
 apt-get install -y -qq --no-install-recommends $missing
 [ "$own_policy" = 1 ] && rm -f "$policy"
 [ -z "$slurm_source" ] || fetch_slurm_source "$slurm_source"
+[ -z "$opensm_source" ] || fetch_opensm_source "$opensm_source"
 # cloud-init is here only for `cloud-init schema` (the seed's tests); it has
 # no daemon, but it must never configure this host at its next boot.
 case " $missing " in

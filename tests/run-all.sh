@@ -74,6 +74,12 @@ rc=0
 scripts/install-deps.sh --slurm-source "$slurm_src" || rc=$?
 record "Slurm source for gres/ibvf" "$rc"
 [ "$rc" = 0 ] && with_slurm_source=(--with-slurm-source="$slurm_src")
+# OpenSM's partition parser for test_opensm_parse.sh: its source, cached.
+opensm_src=${OPENSM_SOURCE_DIR:-/var/cache/slurm-vm/opensm}
+rc=0
+scripts/install-deps.sh --opensm-source "$opensm_src" || rc=$?
+record "OpenSM source for its partition parser" "$rc"
+export OPENSM_SOURCE_DIR=$opensm_src
 
 stage "build"
 autoreconf -fi >/dev/null 2>&1

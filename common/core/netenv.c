@@ -78,9 +78,37 @@ static int entry_is_name(const struct dirent *d)
 	return str_is_safe_name(d->d_name, 64);
 }
 
-/* Appends "DEV:PORT" of each active InfiniBand port of @dev to @f. */
+/* The first full-member P_Key of @port_dir's table other than the default
+ * partition's: the job's (IbPartitions=yes), without the membership bit;
+ * 0 when there is none. */
+static unsigned port_job_pkey(const char *port_dir)
+{
+	char dir[4096], path[4096], value[16];
+	struct dirent **keys = NULL;
+	unsigned key, found = 0;
+	int n;
+
+	if (!path_fmt(dir, sizeof(dir), "%s/pkeys", port_dir))
+		return 0;
+	n = scandir(dir, &keys, entry_is_name, versionsort);
+	for (int i = 0; i < n; i++) {
+		if (!found &&
+		    path_fmt(path, sizeof(path), "%s/%s", dir,
+			     keys[i]->d_name) &&
+		    read_attr(path, value, sizeof(value)) == 0 &&
+		    sscanf(value, "%x", &key) == 1 && (key & 0x8000) &&
+		    (key & 0x7fff) != 0x7fff && (key & 0x7fff))
+			found = key & 0x7fff;
+		free(keys[i]);
+	}
+	free(keys);
+	return found;
+}
+
+/* Appends "DEV:PORT" of each active InfiniBand port of @dev to @f; *@pkey
+ * gets the first job P_Key found on them. */
 static void ib_device_ports(FILE *f, const char *ib_dir, const char *dev,
-			    bool *first)
+			    bool *first, unsigned *pkey)
 {
 	char dir[4096], port_dir[4096];
 	struct dirent **ports = NULL;
@@ -96,14 +124,17 @@ static void ib_device_ports(FILE *f, const char *ib_dir, const char *dev,
 			fprintf(f, "%s%s:%s", *first ? "" : ",", dev,
 				ports[i]->d_name);
 			*first = false;
+			if (!*pkey)
+				*pkey = port_job_pkey(port_dir);
 		}
 		free(ports[i]);
 	}
 	free(ports);
 }
 
-/* "mlx5_0:1,mlx5_1:1" (malloc'd) or NULL when no port qualifies. */
-static int ib_active_ports(const char *sysfs, char **list)
+/* "mlx5_0:1,mlx5_1:1" (malloc'd) or NULL when no port qualifies, and the
+ * job's P_Key on them (0: none). */
+static int ib_active_ports(const char *sysfs, char **list, unsigned *pkey)
 {
 	char dir[4096];
 	struct dirent **devs = NULL;
@@ -122,7 +153,7 @@ static int ib_active_ports(const char *sysfs, char **list)
 	f = open_memstream(&buf, &len);
 	for (int i = 0; i < n; i++) {
 		if (f)
-			ib_device_ports(f, dir, devs[i]->d_name, &first);
+			ib_device_ports(f, dir, devs[i]->d_name, &first, pkey);
 		free(devs[i]);
 	}
 	free(devs);
@@ -163,7 +194,8 @@ int netenv_defaults(const char *sysfs, char *const *env, char **out)
 	};
 	_cleanup_free_ char *ib = NULL;
 	const char *job = NETENV_JOB_IFACE;
-	char path[4096];
+	char path[4096], pkey_text[16];
+	unsigned pkey = 0;
 	int n = 0, r;
 
 	out[0] = NULL;
@@ -171,13 +203,20 @@ int netenv_defaults(const char *sysfs, char *const *env, char **out)
 		      NETENV_JOB_IFACE) ||
 	    access(path, F_OK) < 0)
 		job = NULL;
-	r = ib_active_ports(sysfs, &ib);
+	r = ib_active_ports(sysfs, &ib, &pkey);
+	snprintf(pkey_text, sizeof(pkey_text), "0x%04x", pkey);
 	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(socket_vars); i++)
 		r = add_default(out, &n, env, socket_vars[i], job);
 	if (r == 0)
 		r = add_default(out, &n, env, "UCX_NET_DEVICES", ib ? ib : job);
 	if (r == 0)
 		r = add_default(out, &n, env, "NCCL_IB_HCA", ib);
+	if (r == 0)
+		r = add_default(out, &n, env, "UCX_IB_PKEY",
+				pkey ? pkey_text : NULL);
+	if (r == 0)
+		r = add_default(out, &n, env, "OMPI_MCA_btl_openib_pkey",
+				pkey ? pkey_text : NULL);
 	if (r < 0) {
 		netenv_free(out);
 		return r;

@@ -16,14 +16,18 @@
  *   - InfiniBand ports in state ACTIVE with link layer InfiniBand (the IB
  *     VFs): UCX_NET_DEVICES and NCCL_IB_HCA list them as "mlx5_0:1,..."
  *     (devices and ports in natural order); without any, UCX_NET_DEVICES
- *     names the job interface when there is one.
+ *     names the job interface when there is one;
+ *   - the job's P_Key (IbPartitions=yes): the first full-member key other
+ *     than the default partition's in those ports' tables, without the
+ *     membership bit, in UCX_IB_PKEY and OMPI_MCA_btl_openib_pkey. The
+ *     subnet manager put it there, so only the guest can read it.
  *
  * A variable the task's environment has already (the user's value) is left
  * as it is. RoCE ports (link layer Ethernet) are not chosen: which Ethernet
  * a site routes MPI over is its own decision.
  */
 #define NETENV_JOB_IFACE "job0"
-#define NETENV_MAX	 6
+#define NETENV_MAX	 8
 
 /* @sysfs: "/sys", or a tree shaped like it. @env: the task's NAME=value
  * strings, NULL-terminated. Fills @out (NETENV_MAX + 1 slots) with malloc'd

@@ -82,7 +82,7 @@ const char *pci_kind_name(enum pci_kind kind)
 
 /* Reads the first line of @dir/@name without its newline. -ENOENT if
  * missing, -EINVAL if empty or too long. */
-static int read_line(const char *dir, const char *name, char *buf, size_t size)
+int sysfs_attr_read(const char *dir, const char *name, char *buf, size_t size)
 {
 	_cleanup_free_ char *path = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
@@ -114,7 +114,7 @@ static int read_hex(const char *dir, const char *name, uint32_t max,
 	unsigned long v;
 	int r;
 
-	r = read_line(dir, name, buf, sizeof(buf));
+	r = sysfs_attr_read(dir, name, buf, sizeof(buf));
 	if (r < 0)
 		return log_errno(r, "%s/%s: cannot read", dir, name);
 	errno = 0;
@@ -137,7 +137,7 @@ static int read_numa_node(const char *dir, int *node)
 	unsigned v;
 	int r;
 
-	r = read_line(dir, "numa_node", buf, sizeof(buf));
+	r = sysfs_attr_read(dir, "numa_node", buf, sizeof(buf));
 	if (r == -ENOENT) {
 		*node = -1; /* no NUMA support or firmware gave none */
 		return 0;
@@ -345,7 +345,7 @@ static int read_sriov(const char *dir, struct pci_device *dev)
 	} else if (r != -ENOENT) {
 		return log_errno(r, "%s/physfn: unreadable", dir);
 	}
-	r = read_line(dir, "sriov_numvfs", buf, sizeof(buf));
+	r = sysfs_attr_read(dir, "sriov_numvfs", buf, sizeof(buf));
 	if (r == 0 && str_to_uint(buf, &dev->num_vfs) < 0) {
 		log_error("%s/sriov_numvfs: \"%s\" is not a number", dir, buf);
 		return -EINVAL;

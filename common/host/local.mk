@@ -9,6 +9,8 @@ common_host_libslurmvm_host_la_SOURCES = \
 	common/host/gresgen.h \
 	common/host/hypervisor.c \
 	common/host/hypervisor.h \
+	common/host/ibpart.c \
+	common/host/ibpart.h \
 	common/host/placement.c \
 	common/host/placement.h \
 	common/host/reclaim.c \

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "reclaim.h"
 #include "strutil.h"
+#include "ibpart.h"
 #include "teardown.h"
 
 struct teardown {
@@ -214,6 +215,35 @@ static int undo_devowner(struct teardown *t, char *const *args)
 	return r < 0 ? r : 0;
 }
 
+/* The VF's GUIDs and policy as they were before the job. */
+static int undo_ibguid(char *const *args)
+{
+	struct ibpart_vf_state old = { 0 };
+
+	if (strlen(args[1]) >= sizeof(old.node) ||
+	    strlen(args[2]) >= sizeof(old.port) ||
+	    strlen(args[3]) >= sizeof(old.policy))
+		return log_errno(EBADMSG,
+				 "journal record IBGUID %s: bad values",
+				 args[0]);
+	strcpy(old.node, args[1]);
+	strcpy(old.port, args[2]);
+	strcpy(old.policy, args[3]);
+	if (ibpart_vf_write(args[0], &old) < 0)
+		return -EIO;
+	log_info("%s: GUIDs back to node %s port %s, policy %s", args[0],
+		 old.node, old.port, old.policy);
+	return 0;
+}
+
+static int undo_ibrecord(const char *path)
+{
+	if (unlink(path) < 0 && errno != ENOENT)
+		return log_errno(errno, "%s: cannot remove", path);
+	log_info("%s removed", path);
+	return 0;
+}
+
 static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 {
 	int r = jobnet_undo(e->verb, e->args, e->n_args);
@@ -222,6 +252,8 @@ static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 		return r;
 	if (strcmp(e->verb, "DEVOWNER") == 0 && e->n_args == 4)
 		return undo_devowner(t, e->args);
+	if (strcmp(e->verb, "IBGUID") == 0 && e->n_args == 4)
+		return undo_ibguid(e->args);
 	if (e->n_args != 1) {
 		log_error("journal record %s has %zu arguments; skipped",
 			  e->verb, e->n_args);
@@ -239,6 +271,8 @@ static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 		return undo_seed(t, e->args[0]);
 	if (strcmp(e->verb, "DETACH") == 0)
 		return undo_detach(t, e->args[0]);
+	if (strcmp(e->verb, "IBRECORD") == 0)
+		return undo_ibrecord(e->args[0]);
 	log_error("unknown journal record %s; skipped", e->verb);
 	return -EBADMSG;
 }

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -85,6 +86,10 @@ static const struct kv_key keys[] = {
 	K("JobNetworkSubnet", KV_STRING, jobnet_subnet_text,
 	  .defval = "10.200.0.0/16"),
 	K("JobNetworkMtu", KV_UINT, jobnet_mtu, .max = 65485, .defval = "0"),
+	K("IbPartitions", KV_BOOL, ib_partitions, .defval = "no"),
+	K("IbPKeyRange", KV_STRING, ib_pkey_text, .defval = "0x1000-0x7ffe"),
+	K("IbGuidPrefix", KV_STRING, ib_guid_prefix_text, .defval = "0x0200"),
+	K("IbPartitionDir", KV_PATH, ib_partition_dir),
 };
 
 static const struct kv_table vmconf_table = {
@@ -141,6 +146,61 @@ int vmconf_parse_subnet(const char *s, uint32_t *net, unsigned *prefix)
 		return -EINVAL;
 	*net = a;
 	*prefix = n;
+	return 0;
+}
+
+/* A number of at most @max, "0x" for hex. */
+static int parse_u16(const char *s, unsigned max, uint16_t *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+/* "MIN-MAX" of partition keys without the membership bit: 1..0x7ffe
+ * (0x7fff is the default partition's). */
+int vmconf_parse_pkey_range(const char *s, uint16_t *min, uint16_t *max)
+{
+	_cleanup_free_ char *lo = NULL;
+	const char *dash = strchr(s, '-');
+
+	if (!dash)
+		return -EINVAL;
+	lo = strndup(s, (size_t)(dash - s));
+	if (!lo)
+		return -ENOMEM;
+	if (parse_u16(lo, 0x7ffe, min) < 0 ||
+	    parse_u16(dash + 1, 0x7ffe, max) < 0 || *min < 1 || *min > *max)
+		return -EINVAL;
+	return 0;
+}
+
+static int vmconf_check_ib(struct vmconf *conf, const char *path)
+{
+	if (vmconf_parse_pkey_range(conf->ib_pkey_text, &conf->ib_pkey_min,
+				    &conf->ib_pkey_max) < 0)
+		return log_errno(EINVAL,
+				 "%s: IbPKeyRange=%s: a range MIN-MAX of "
+				 "partition keys within 0x0001-0x7ffe; see "
+				 "vm.conf(5)",
+				 path, conf->ib_pkey_text);
+	if (parse_u16(conf->ib_guid_prefix_text, 0xffff,
+		      &conf->ib_guid_prefix) < 0 ||
+	    !conf->ib_guid_prefix)
+		return log_errno(EINVAL,
+				 "%s: IbGuidPrefix=%s: the first 16 bits of "
+				 "the GUIDs given to VFs, 0x0001-0xffff (e.g. "
+				 "0x0200, locally administered); see "
+				 "vm.conf(5)",
+				 path, conf->ib_guid_prefix_text);
 	return 0;
 }
 
@@ -273,6 +333,8 @@ int vmconf_load(struct vmconf *conf, const char *path)
 	r = kv_defaults(&vmconf_table, conf);
 	if (r == 0)
 		r = vmconf_check_jobnet(conf, "defaults");
+	if (r == 0)
+		r = vmconf_check_ib(conf, "defaults");
 	if (r < 0 || !path)
 		return r;
 	conf->path = strdup(path);
@@ -288,6 +350,8 @@ int vmconf_load(struct vmconf *conf, const char *path)
 			path, conf->task_tmpdir);
 	if (r == 0)
 		r = vmconf_check_jobnet(conf, path);
+	if (r == 0)
+		r = vmconf_check_ib(conf, path);
 	if (r == 0)
 		r = vmconf_check_shares(conf, path);
 	return r;

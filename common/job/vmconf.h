@@ -82,6 +82,15 @@ struct vmconf {
 	uint32_t jobnet_vni_max;
 	uint32_t jobnet_subnet; /* host byte order, host bits zero */
 	unsigned jobnet_prefix; /* 8..30 */
+
+	/* InfiniBand partitions (common/host/ibpart.h) */
+	bool ib_partitions;	   /* VF GUIDs and a P_Key per job */
+	char *ib_pkey_text;	   /* "MIN-MAX" as written */
+	char *ib_guid_prefix_text; /* as written */
+	char *ib_partition_dir;	   /* records for the SM side; NULL: none */
+	uint16_t ib_pkey_min;	   /* parsed */
+	uint16_t ib_pkey_max;
+	uint16_t ib_guid_prefix;
 };
 
 enum job_network {
@@ -121,6 +130,8 @@ void vmconf_free(struct vmconf *conf);
 /* JobNetworkVni= and JobNetworkSubnet= values; 0 or -EINVAL. */
 int vmconf_parse_vni_range(const char *s, uint32_t *min, uint32_t *max);
 int vmconf_parse_subnet(const char *s, uint32_t *net, unsigned *prefix);
+/* IbPKeyRange=: 0 or -EINVAL. */
+int vmconf_parse_pkey_range(const char *s, uint16_t *min, uint16_t *max);
 
 /* For `slurm-vm show-config` and the man page test. */
 void vmconf_print(const struct vmconf *conf, FILE *out);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <errno.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jobfate.h"
@@ -71,6 +73,41 @@ int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
 		snprintf(why, why_len, "%s", job_state_name(state));
 	}
 	slurm_free_job_info_msg(msg);
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int jobs_active(uint32_t **ids, size_t *n)
+{
+	job_info_msg_t *msg = NULL;
+	uint32_t *v;
+
+	*ids = NULL;
+	*n = 0;
+	if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+		return log_errno(EHOSTDOWN, "slurmctld unreachable: %s",
+				 slurm_strerror(slurm_get_errno()));
+	v = calloc(msg->record_count ? msg->record_count : 1, sizeof(*v));
+	if (!v) {
+		slurm_free_job_info_msg(msg);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		const slurm_job_info_t *job = &msg->job_array[i];
+
+		if ((job->job_state & JOB_COMPLETING) ||
+		    (job->job_state & JOB_STATE_BASE) <= JOB_SUSPENDED)
+			v[(*n)++] = job->job_id;
+	}
+	slurm_free_job_info_msg(msg);
+	qsort(v, *n, sizeof(*v), cmp_u32);
+	*ids = v;
 	return 0;
 }
 

@@ -29,6 +29,11 @@ enum job_fate {
 int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
 	     char *why, size_t why_len);
 
+/* The ids of every job slurmctld knows that has not ended (pending,
+ * running, suspended, completing), sorted, malloc'd; -EHOSTDOWN when
+ * slurmctld does not answer. */
+int jobs_active(uint32_t **ids, size_t *n);
+
 /* Reclaims @g when its job has ended: guest_reclaim() in a hurry (a job
  * waits for the devices) and not waiting for its lock. Returns 1
  * reclaimed, 0 left alone because the job is active

@@ -6,6 +6,11 @@
 # through the relay; afterwards nothing is left. Faults: a guest that never
 # becomes ready, qemu killed mid-job, the epilog run twice, a prolog killed
 # midway. Each ends with nothing left and the node up.
+# IbPartitions=yes on a writable copy of the node's sysfs fixture: the job's
+# VF takes the job's GUIDs (mlx5's sriov/<n>/) while it runs and gets its
+# old ones back after; the record for the subnet manager's side comes and
+# goes with the job, and `slurm-vm ib-partitions` asks slurmctld which jobs
+# still run.
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 . "$(dirname "$0")/guest.sh"
@@ -24,6 +29,26 @@ wait_end() {
 	harness_wait "${2:-120}" "job $1 to end" bash -c \
 		"squeue -h -j $1 -t all -o %T | grep -Eqx 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL'"
 }
+
+# IbPartitions=yes: the prolog writes the VF's sriov/<n>/: a copy
+sys=$HARNESS_DIR/sysfs
+cp -a "$HARNESS_REPO/tests/fixtures/sysfs/cluster" "$sys"
+mkdir -p "$HARNESS_DIR/ibrec"
+printf 'Default=0x7fff, ipoib : ALL=full, SELF=full;\n' >"$HARNESS_DIR/partitions.base"
+harness_vmconf_set SysfsRoot "$sys"
+harness_vmconf_set IbPartitions yes
+harness_vmconf_set IbPartitionDir "$HARNESS_DIR/ibrec"
+vf_files() { # the settings of every VF of the fixture's ConnectX-6
+	local d
+	for d in "$sys"/bus/pci/devices/0000:3f:00.0/sriov/*; do
+		echo "$(basename "$d"):$(cat "$d/node" "$d/port" "$d/policy" | tr '\n' ' ')"
+	done
+}
+ibparts() {
+	"$HARNESS_BIN/slurm-vm" ib-partitions --base "$HARNESS_DIR/partitions.base" \
+		--records "$HARNESS_DIR/ibrec" --output "$HARNESS_DIR/partitions.conf"
+}
+vf_before=$(vf_files)
 
 # --- a normal VM job
 a=$(submit --vm-image=testguest --gres=gpu:1,ibvf:1 --wrap 'sleep 120')
@@ -82,8 +107,36 @@ if [ "$want" = "$got" ] && [ "$(wc -w <<<"$want")" = 2 ] && [ "$(wc -l <<<"$ups"
 else
 	fail "job $a: planned downstream ports '$want', guest has '$got' under upstream port(s) '$ups': $out"
 fi
+# InfiniBand partition: the VF's GUIDs are the job's, the record is there
+vfline=$(grep "job $a: VF .*port GUID" "$HARNESS_VM_LOG" | head -1)
+port_guid=$(sed 's/.*port GUID //' <<<"$vfline")
+pkey=$(printf '0x%04x' $((0x1000 + a % (0x7ffe - 0x1000 + 1))))
+rec=$HARNESS_DIR/ibrec/job-$a.${HARNESS_NODES[0]}
+if [ -n "$port_guid" ] && grep -q " $port_guid Follow" <<<"$(vf_files)" &&
+	grep -qx "pkey $pkey" "$rec" 2>/dev/null &&
+	grep -qx "guid 0x$(tr -d : <<<"$port_guid")" "$rec"; then
+	ok "job $a: its VF took port GUID $port_guid (policy Follow), the record names it with P_Key $pkey"
+else
+	fail "job $a: VF GUIDs or record wrong: log '$vfline', VFs $(vf_files), record $(cat "$rec" 2>&1)"
+fi
+out=$(ibparts 2>&1) || fail "slurm-vm ib-partitions: $out"
+grep -q "^slurmvm_job$a=$pkey, ipoib :" "$HARNESS_DIR/partitions.conf" &&
+	grep -qx "	0x$(tr -d : <<<"$port_guid")=full;" "$HARNESS_DIR/partitions.conf" &&
+	ok "job $a: slurm-vm ib-partitions gives the running job its partition ($out)" ||
+	fail "job $a: no partition for the running job: $(cat "$HARNESS_DIR/partitions.conf")"
 scancel "$a"
 wait_end "$a" || fail "job $a did not end"
+harness_wait 30 "job $a's record to go" bash -c "[ ! -e '$rec' ]" &&
+	[ "$(vf_files)" = "$vf_before" ] &&
+	ok "job $a: after the job the VF has its old GUIDs and policy back, the record is gone" ||
+	fail "job $a: after the job: VFs $(vf_files) (were $vf_before), record $(ls "$HARNESS_DIR/ibrec")"
+# a record of an ended job (a node that crashed keeps its own): left out
+printf 'job %s\npkey %s\nguid 0x%s\n' "$a" "$pkey" "$(tr -d : <<<"$port_guid")" >"$rec"
+out=$(ibparts 2>&1) || fail "slurm-vm ib-partitions: $out"
+rm -f "$rec"
+! grep -q "slurmvm_job$a" "$HARNESS_DIR/partitions.conf" && grep -q "1 stale record" <<<"$out" &&
+	ok "job $a ended: its partition leaves partitions.conf ($out)" ||
+	fail "job $a ended, partitions.conf still: $(cat "$HARNESS_DIR/partitions.conf") ($out)"
 harness_wait 30 "job $a's cleanup" bash -c "! virsh -q list --name | grep -qx $dom" || true
 sleep 1
 guest_nothing_left "$a"

@@ -33,6 +33,7 @@ include $(srcdir)/tests/unit/deadline.mk
 include $(srcdir)/tests/unit/jobnet.mk
 include $(srcdir)/tests/unit/netenv.mk
 include $(srcdir)/tests/unit/pmixenv.mk
+include $(srcdir)/tests/unit/ibpart.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that
@@ -41,6 +42,12 @@ check_PROGRAMS += tests/cluster/svm-submit-raw
 tests_cluster_svm_submit_raw_SOURCES = tests/cluster/submit-raw.c
 tests_cluster_svm_submit_raw_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 tests_cluster_svm_submit_raw_LDADD = $(SLURM_LIBS)
+
+# slurm-vm ib-partitions read by OpenSM's own parser (compiled by the test
+# from the OpenSM source, scripts/install-deps.sh --opensm-source).
+TESTS += tests/unit/test_opensm_parse.sh
+dist_noinst_SCRIPTS += tests/unit/test_opensm_parse.sh
+EXTRA_DIST += tests/unit/opensm-parse.c
 
 # The admin guide's configuration snippets are the etc/ files the test
 # cluster uses (doc/check-snippets.sh; no cmocka, no cluster).

@@ -225,6 +225,55 @@ static void test_renamed_device(void **state)
 			"UCX_NET_DEVICES=ib-x:1|NCCL_IB_HCA=ib-x:1");
 }
 
+/* A port's P_Key table (ports/N/pkeys/<index>), as the SM set it. */
+static void add_pkeys(const char *root, const char *dir, const char *dev,
+		      unsigned port, const char *const *keys)
+{
+	char rel[PATH_MAX], text[16];
+
+	snprintf(rel, sizeof(rel), "%s/%s/ports/%u/pkeys", dir, dev, port);
+	mkdir_p(root, rel);
+	for (unsigned i = 0; keys[i]; i++) {
+		snprintf(rel, sizeof(rel), "%s/%s/ports/%u/pkeys/%u", dir, dev,
+			 port, i);
+		snprintf(text, sizeof(text), "%s\n", keys[i]);
+		put(root, rel, text);
+	}
+}
+
+/* IbPartitions=yes: the job's P_Key is the full-member key beside the
+ * default partition's; limited keys and empty slots are not it. */
+static void test_job_pkey(void **state)
+{
+	const char *keys[] = { "0x7fff", "0x0000", "0x0005",
+			       "0x94d2", "0x8063", NULL };
+	const char *other[] = { "0xffff", "0x8111", NULL };
+	char *env[] = { "OMPI_MCA_btl_openib_pkey=0x0042", NULL };
+
+	add_ib_port(*state, HCA("2"), "mlx5_0", 1, "4: ACTIVE", "InfiniBand");
+	add_pkeys(*state, HCA("2"), "mlx5_0", 1, keys);
+	/* a port that is down does not count */
+	add_ib_port(*state, HCA("1"), "mlx4_0", 1, "1: DOWN", "InfiniBand");
+	add_pkeys(*state, HCA("1"), "mlx4_0", 1, other);
+	assert_defaults(*state, NULL,
+			"UCX_NET_DEVICES=mlx5_0:1|NCCL_IB_HCA=mlx5_0:1|"
+			"UCX_IB_PKEY=0x14d2|OMPI_MCA_btl_openib_pkey=0x14d2");
+	assert_defaults(*state, env,
+			"UCX_NET_DEVICES=mlx5_0:1|NCCL_IB_HCA=mlx5_0:1|"
+			"UCX_IB_PKEY=0x14d2");
+}
+
+/* Only the default partition (no IbPartitions): nothing to set. */
+static void test_default_pkey_only(void **state)
+{
+	const char *keys[] = { "0xffff", "0x7fff", NULL };
+
+	add_ib_port(*state, HCA("2"), "mlx5_0", 1, "4: ACTIVE", "InfiniBand");
+	add_pkeys(*state, HCA("2"), "mlx5_0", 1, keys);
+	assert_defaults(*state, NULL,
+			"UCX_NET_DEVICES=mlx5_0:1|NCCL_IB_HCA=mlx5_0:1");
+}
+
 static void test_no_sysfs(void **state _unused_)
 {
 	assert_defaults("/nonexistent/sys", NULL, "");
@@ -234,10 +283,16 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-		T(test_no_job_network), T(test_job_network),
-		T(test_ib_vfs),		T(test_ib_without_job_network),
-		T(test_ports_not_up),	T(test_user_values_win),
-		T(test_renamed_device), cmocka_unit_test(test_no_sysfs),
+		T(test_no_job_network),
+		T(test_job_network),
+		T(test_ib_vfs),
+		T(test_ib_without_job_network),
+		T(test_ports_not_up),
+		T(test_user_values_win),
+		T(test_renamed_device),
+		T(test_job_pkey),
+		T(test_default_pkey_only),
+		cmocka_unit_test(test_no_sysfs),
 #undef T
 	};
 
