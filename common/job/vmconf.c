@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "kvconf.h"
@@ -103,23 +104,36 @@ int vmconf_set(struct vmconf *conf, const char *item, const char *where)
 	return kv_set(&vmconf_table, conf, item, where);
 }
 
-/* "MIN-MAX", 1 <= MIN <= MAX < 2^24 (a VXLAN network identifier). */
-int vmconf_parse_vni_range(const char *s, uint32_t *min, uint32_t *max)
+/* A number of at most @max: decimal, or hex after "0x". */
+static int parse_number(const char *s, unsigned long max, unsigned long *out)
+{
+	bool hex = strncasecmp(s, "0x", 2) == 0;
+	char *end;
+
+	if (hex)
+		s += 2;
+	if (!isxdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoul(s, &end, hex ? 16 : 10);
+	return errno || *end || *out > max ? -EINVAL : 0;
+}
+
+/* "MIN-MAX", 1 <= MIN <= MAX <= @limit. */
+static int parse_range(const char *s, unsigned long limit, unsigned long *min,
+		       unsigned long *max)
 {
 	_cleanup_free_ char *lo = NULL;
 	const char *dash = strchr(s, '-');
-	unsigned a, b;
 
 	if (!dash)
 		return -EINVAL;
 	lo = strndup(s, (size_t)(dash - s));
 	if (!lo)
 		return -ENOMEM;
-	if (str_to_uint(lo, &a) < 0 || str_to_uint(dash + 1, &b) < 0 || a < 1 ||
-	    a > b || b > 0xffffff)
+	if (parse_number(lo, limit, min) < 0 ||
+	    parse_number(dash + 1, limit, max) < 0 || *min < 1 || *min > *max)
 		return -EINVAL;
-	*min = a;
-	*max = b;
 	return 0;
 }
 
@@ -149,70 +163,43 @@ int vmconf_parse_subnet(const char *s, uint32_t *net, unsigned *prefix)
 	return 0;
 }
 
-/* A number of at most @max, "0x" for hex. */
-static int parse_u16(const char *s, unsigned max, uint16_t *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = (uint16_t)v;
-	return 0;
-}
-
-/* "MIN-MAX" of partition keys without the membership bit: 1..0x7ffe
- * (0x7fff is the default partition's). */
-int vmconf_parse_pkey_range(const char *s, uint16_t *min, uint16_t *max)
-{
-	_cleanup_free_ char *lo = NULL;
-	const char *dash = strchr(s, '-');
-
-	if (!dash)
-		return -EINVAL;
-	lo = strndup(s, (size_t)(dash - s));
-	if (!lo)
-		return -ENOMEM;
-	if (parse_u16(lo, 0x7ffe, min) < 0 ||
-	    parse_u16(dash + 1, 0x7ffe, max) < 0 || *min < 1 || *min > *max)
-		return -EINVAL;
-	return 0;
-}
-
 static int vmconf_check_ib(struct vmconf *conf, const char *path)
 {
-	if (vmconf_parse_pkey_range(conf->ib_pkey_text, &conf->ib_pkey_min,
-				    &conf->ib_pkey_max) < 0)
+	unsigned long lo, hi, prefix;
+
+	/* 0x7fff is the default partition's */
+	if (parse_range(conf->ib_pkey_text, 0x7ffe, &lo, &hi) < 0)
 		return log_errno(EINVAL,
 				 "%s: IbPKeyRange=%s: a range MIN-MAX of "
 				 "partition keys within 0x0001-0x7ffe; see "
 				 "vm.conf(5)",
 				 path, conf->ib_pkey_text);
-	if (parse_u16(conf->ib_guid_prefix_text, 0xffff,
-		      &conf->ib_guid_prefix) < 0 ||
-	    !conf->ib_guid_prefix)
+	if (parse_number(conf->ib_guid_prefix_text, 0xffff, &prefix) < 0 ||
+	    !prefix)
 		return log_errno(EINVAL,
 				 "%s: IbGuidPrefix=%s: the first 16 bits of "
 				 "the GUIDs given to VFs, 0x0001-0xffff (e.g. "
 				 "0x0200, locally administered); see "
 				 "vm.conf(5)",
 				 path, conf->ib_guid_prefix_text);
+	conf->ib_pkey_min = lo;
+	conf->ib_pkey_max = hi;
+	conf->ib_guid_prefix = prefix;
 	return 0;
 }
 
 /* The job network's keys, which depend on each other. */
 static int vmconf_check_jobnet(struct vmconf *conf, const char *path)
 {
-	if (vmconf_parse_vni_range(conf->jobnet_vni_text, &conf->jobnet_vni_min,
-				   &conf->jobnet_vni_max) < 0)
+	unsigned long lo, hi;
+
+	if (parse_range(conf->jobnet_vni_text, 0xffffff, &lo, &hi) < 0)
 		return log_errno(EINVAL,
 				 "%s: JobNetworkVni=%s: a range MIN-MAX of "
 				 "VXLAN ids within 1-16777215; see vm.conf(5)",
 				 path, conf->jobnet_vni_text);
+	conf->jobnet_vni_min = lo;
+	conf->jobnet_vni_max = hi;
 	if (vmconf_parse_subnet(conf->jobnet_subnet_text, &conf->jobnet_subnet,
 				&conf->jobnet_prefix) < 0)
 		return log_errno(EINVAL,

@@ -127,11 +127,8 @@ int vmconf_load(struct vmconf *conf, const char *path);
 /* Parses one "Key=Value" item (also used for plugstack.conf arguments). */
 int vmconf_set(struct vmconf *conf, const char *item, const char *where);
 void vmconf_free(struct vmconf *conf);
-/* JobNetworkVni= and JobNetworkSubnet= values; 0 or -EINVAL. */
-int vmconf_parse_vni_range(const char *s, uint32_t *min, uint32_t *max);
+/* JobNetworkSubnet= values; 0 or -EINVAL. */
 int vmconf_parse_subnet(const char *s, uint32_t *net, unsigned *prefix);
-/* IbPKeyRange=: 0 or -EINVAL. */
-int vmconf_parse_pkey_range(const char *s, uint16_t *min, uint16_t *max);
 
 /* For `slurm-vm show-config` and the man page test. */
 void vmconf_print(const struct vmconf *conf, FILE *out);

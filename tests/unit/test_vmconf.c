@@ -147,9 +147,34 @@ static void test_shared_dirs(void **state)
 		  "17 directories, at most 16" },
 		{ "SharedDirTransport=virtiofs\n", "needs the Rust virtiofsd" },
 		{ "SharedDirTransport=nfs\n", "expected one of 9p, virtiofs" },
+		{ "IbPKeyRange=0x1000-0x7fff\n",
+		  "IbPKeyRange=0x1000-0x7fff: a" },
+		{ "IbPKeyRange=0-0x10\n", "within 0x0001-0x7ffe" },
+		{ "IbPKeyRange=0x20-0x10\n", "within 0x0001-0x7ffe" },
+		{ "IbPKeyRange=0x10\n", "a range MIN-MAX" },
+		{ "IbPKeyRange=0xzz-0x10\n", "a range MIN-MAX" },
+		{ "IbGuidPrefix=0\n", "IbGuidPrefix=0: the first 16 bits" },
+		{ "IbGuidPrefix=0x10000\n", "0x0001-0xffff" },
+		{ "JobNetworkVni=0-5\n", "JobNetworkVni=0-5: a range" },
+		{ "JobNetworkVni=1-16777216\n", "within 1-16777215" },
 	};
 	struct vmconf conf;
 
+	assert_int_equal(vmconf_load(&conf, NULL), 0);
+	assert_false(conf.ib_partitions);
+	assert_int_equal(conf.ib_pkey_min, 0x1000);
+	assert_int_equal(conf.ib_pkey_max, 0x7ffe);
+	assert_int_equal(conf.ib_guid_prefix, 0x0200);
+	assert_int_equal(conf.jobnet_vni_min, 100000);
+	assert_int_equal(conf.jobnet_vni_max, 16000000);
+	vmconf_free(&conf);
+	assert_int_equal(load_text(&conf, "IbPKeyRange=16-0x20\n"
+					  "IbGuidPrefix=0xfe80\n"),
+			 0);
+	assert_int_equal(conf.ib_pkey_min, 16);
+	assert_int_equal(conf.ib_pkey_max, 0x20);
+	assert_int_equal(conf.ib_guid_prefix, 0xfe80);
+	vmconf_free(&conf);
 	assert_int_equal(vmconf_load(&conf, NULL), 0);
 	assert_int_equal(vmconf_n_shared_dirs(&conf), 0);
 	assert_int_equal(conf.shared_dir_transport, SHARED_DIR_9P);
