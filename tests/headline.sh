@@ -15,7 +15,8 @@
 # domain, overlay, state directory, process, job network link or nftables
 # table), stops the cluster and checks that nothing of it is left. Exits 0
 # only if the job completed with exit code 0:0 and nothing was left.
-# BUILD_DIR (default build/) is the build tree; HARNESS_KEEP=1 keeps the
+# BUILD_DIR (default build/) is the build tree; SLURM_VM_INSTALLED=1 runs
+# the installed packages instead (no build); HARNESS_KEEP=1 keeps the
 # cluster's directory.
 set -euo pipefail
 
@@ -27,25 +28,32 @@ say() { printf '\n### %s\n' "$*"; }
 say "installing dependencies (apt-get, idempotent)"
 scripts/install-deps.sh
 
-say "building"
-build=${BUILD_DIR:-$repo/build}
-[ -x configure ] || autoreconf -fi >/dev/null 2>&1
-mkdir -p "$build"
-if [ ! -f "$build/Makefile" ]; then
-	(cd "$build" && "$repo/configure" --prefix=/usr --sysconfdir=/etc \
-		--localstatedir=/var >configure.log 2>&1) ||
-		{ tail -20 "$build/configure.log"; exit 1; }
+if [ "${SLURM_VM_INSTALLED:-0}" = 1 ]; then
+	# CI: the Debian packages, installed (tests/cluster/test_headline.sh)
+	say "using the installed slurm-vm packages, no build tree"
+	dpkg-query -W -f='${Package} ${Version}\n' slurm-vm slurm-vm-spank slurm-vm-agent
+	export HARNESS_INSTALLED=1
+else
+	say "building"
+	build=${BUILD_DIR:-$repo/build}
+	[ -x configure ] || autoreconf -fi >/dev/null 2>&1
+	mkdir -p "$build"
+	if [ ! -f "$build/Makefile" ]; then
+		(cd "$build" && "$repo/configure" --prefix=/usr --sysconfdir=/etc \
+			--localstatedir=/var >configure.log 2>&1) ||
+			{ tail -20 "$build/configure.log"; exit 1; }
+	fi
+	make -C "$build" -j"$(nproc)" >"$build/make.log" 2>&1 ||
+		{ grep -E 'error' "$build/make.log" | head -20; exit 1; }
+	export BUILD_DIR=$build
 fi
-make -C "$build" -j"$(nproc)" >"$build/make.log" 2>&1 ||
-	{ grep -E 'error' "$build/make.log" | head -20; exit 1; }
-export BUILD_DIR=$build
 
-say "building the test guest (Debian kernel, busybox, slurm-vm-agent, MPICH)"
-tests/guest/build.sh --agent "$build/agent/slurm-vm-agent"
-
-say "starting the test cluster: nodes n1 and n2, each with its own libvirtd"
 . tests/cluster/harness.sh
 . tests/cluster/guest.sh
+say "building the test guest (Debian kernel, busybox, slurm-vm-agent, MPICH)"
+guest_build
+
+say "starting the test cluster: nodes n1 and n2, each with its own libvirtd"
 # TCG: two guests boot at once on this machine's cores.
 HARNESS_NODE_COUNT=2 guest_cluster_start 300 JobNetwork=vxlan \
 	JobNetworkUnderlay=eth0

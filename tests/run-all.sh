@@ -1,7 +1,9 @@
 #!/bin/bash
 # The whole slurm-vm test suite, as CI runs it (.ci/run calls exactly this):
 # install dependencies, build, unit tests, unit tests under ASan+UBSan, bounded
-# fuzzing, the test guest, and the cluster tests on a real Slurm + libvirtd.
+# fuzzing, the packages (tests/packaging.sh), the test guest, and the
+# cluster tests on a real Slurm + libvirtd (test_headline.sh on the
+# installed Debian packages).
 #
 #   tests/run-all.sh            everything
 #   FUZZ_SECONDS=N              seconds per fuzz target (default 20)
@@ -118,6 +120,13 @@ if [ "$rc" = 0 ]; then
 	tests/fuzz/run.sh "$fuzz_seconds" "$repo/build-fuzz" || rc=$?
 fi
 record "fuzzing" "$rc"
+
+stage "packages (Debian, RPM spec)"
+rc=0
+tests/packaging.sh "$repo/build-debs" || rc=$?
+record "packages" "$rc"
+# test_headline.sh installs them and runs the headline job on them.
+[ "$rc" = 0 ] && export SLURM_VM_DEBS="$repo/build-debs"
 
 if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 	stage "test guest"

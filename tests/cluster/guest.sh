@@ -56,18 +56,35 @@ guest_node_up() {
 # the allowed image directory, its kernel and initrd into the cluster
 # directory (harness_world_copy), and writes the catalog entry.
 guest_add_to_catalog() {
-	"$HARNESS_REPO/tests/guest/build.sh" --agent "$BUILD_DIR/agent/slurm-vm-agent" \
-		>"$HARNESS_DIR/log/guest-build.log" 2>&1 || {
+	guest_build >"$HARNESS_DIR/log/guest-build.log" 2>&1 || {
 		tail -20 "$HARNESS_DIR/log/guest-build.log" >&2
 		harness_die "tests/guest/build.sh failed"
 	}
 	guest_catalog_entry "$@"
 }
 
+# The test guest's cache: this build's agent in tests/guest/cache; with
+# HARNESS_INSTALLED=1 the installed slurm-vm-agent, in a cache of its own.
+guest_cache() {
+	if [ "${HARNESS_INSTALLED:-0}" = 1 ]; then
+		echo "$HARNESS_REPO/tests/guest/cache-installed"
+	else
+		echo "$HARNESS_REPO/tests/guest/cache"
+	fi
+}
+
+# guest_build: tests/guest/build.sh (cached) with the agent the cluster runs.
+guest_build() {
+	local agent=$BUILD_DIR/agent/slurm-vm-agent
+	[ "${HARNESS_INSTALLED:-0}" = 1 ] && agent=/usr/sbin/slurm-vm-agent
+	"$HARNESS_REPO/tests/guest/build.sh" --agent "$agent" --out "$(guest_cache)"
+}
+
 # guest_catalog_entry NAME [KEY=VALUE...]: the catalog entry of the guest
-# already in tests/guest/cache.
+# already in guest_cache.
 guest_catalog_entry() {
-	local name=$1 cache=$HARNESS_REPO/tests/guest/cache image cmdline= kernel= initrd
+	local name=$1 cache image cmdline= kernel= initrd
+	cache=$(guest_cache)
 	shift
 	image=$HARNESS_IMAGES/$name.qcow2
 	cp "$cache/rootfs.qcow2" "$image"

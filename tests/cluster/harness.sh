@@ -35,6 +35,8 @@
 #   HARNESS_GRES_PLUGIN=1  slurmctld and slurmd load gres/ibvf: BUILD_DIR's
 #                        gres_ibvf.so (configure --with-slurm-source) is
 #                        copied to $HARNESS_BIN/plugins, first in PluginDir
+#   HARNESS_INSTALLED=1  the installed packages' programs and plugins, not
+#                        BUILD_DIR's (tests/cluster/test_headline.sh)
 #
 # A test that defines a function harness_config_hook gets it called after
 # the configuration is written ($HARNESS_ETC/*.conf) and before slurmctld
@@ -645,8 +647,9 @@ _harness_write_config() {
 	# HARNESS_GPU_GROUPS and HARNESS_IBVF_GROUPS' defaults).
 	printf '\n# test cluster: the devices behind the fake /dev/vfio nodes\nSysfsRoot=%s\n' \
 		"$HARNESS_REPO/tests/fixtures/sysfs/cluster" >>"$etc/vm.conf"
-	printf '# test cluster: the relay and exec of this build\nHelperDir=%s\n' \
-		"$HARNESS_BIN" >>"$etc/vm.conf"
+	[ "${HARNESS_INSTALLED:-0}" = 1 ] ||
+		printf '# test cluster: the relay and exec of this build\nHelperDir=%s\n' \
+			"$HARNESS_BIN" >>"$etc/vm.conf"
 	# Without libvirtd no guest can boot: the prolog checks and plans only.
 	[ "${HARNESS_LIBVIRT:-0}" = 1 ] ||
 		printf '# test cluster without libvirtd\nBoot=no\n' >>"$etc/vm.conf"
@@ -659,6 +662,10 @@ _harness_write_config() {
 # ("epilog: Unable to create list of paths" and a drained node).
 _harness_snapshot_build() {
 	local f
+	if [ "${HARNESS_INSTALLED:-0}" = 1 ]; then
+		_harness_link_installed
+		return 0
+	fi
 	if [ "${HARNESS_COPY_BUILD:-1}" = 0 ]; then
 		HARNESS_BIN=$HARNESS_DIR/bin
 		mkdir -p "$HARNESS_BIN"
@@ -704,6 +711,28 @@ harness_world_copy() {
 	[ -e "$dst" ] || cp "$1" "$dst" || harness_die "cannot copy $1 to $dst"
 	chmod "${2:-0644}" "$dst"
 	echo "$dst"
+}
+
+# HARNESS_INSTALLED=1: the installed packages' files (Debian layout:
+# debian/*.install), linked into HARNESS_BIN so that the tests' commands
+# ($HARNESS_BIN/slurm-vm, ...) find them; the fronts exec their -vm
+# programs from PKGLIBEXECDIR, and vm.conf keeps its built-in HelperDir.
+HARNESS_INSTALLED_LIBEXEC=/usr/libexec/slurm-vm
+_harness_link_installed() {
+	local f plugindir=$HARNESS_SLURM_LIBDIR
+	HARNESS_BIN=$HARNESS_DIR/bin
+	mkdir -p "$HARNESS_BIN"
+	for f in /usr/sbin/slurm-vm-prolog /usr/sbin/slurm-vm-epilog /usr/sbin/slurm-vm \
+		/usr/sbin/slurm-vm-agent "$plugindir/spank_vm.so" \
+		"$HARNESS_INSTALLED_LIBEXEC"/slurm-vm-relay "$HARNESS_INSTALLED_LIBEXEC"/slurm-vm-exec; do
+		[ -f "$f" ] || harness_die "HARNESS_INSTALLED=1 but $f is not installed (the slurm-vm packages)"
+		ln -sf "$f" "$HARNESS_BIN/"
+	done
+	if [ "${HARNESS_GRES_PLUGIN:-0}" = 1 ]; then
+		mkdir -p "$HARNESS_BIN/plugins"
+		ln -sf "$plugindir/gres_ibvf.so" "$HARNESS_BIN/plugins/"
+	fi
+	export HARNESS_BIN
 }
 
 # HARNESS_GRES_PLUGIN=1: gres_ibvf.so in a plugin directory of its own.
@@ -902,6 +931,7 @@ _harness_preflight() {
 	[ -f "$HARNESS_SLURM_LIBDIR/auth_none.so" ] ||
 		harness_skip "Slurm's auth_none.so is not in $HARNESS_SLURM_LIBDIR"
 	for f in prolog/slurm-vm-prolog epilog/slurm-vm-epilog spank_vm/.libs/spank_vm.so; do
+		[ "${HARNESS_INSTALLED:-0}" = 1 ] && break
 		[ -e "$BUILD_DIR/$f" ] || harness_die "$BUILD_DIR/$f is missing: build first (BUILD_DIR=$BUILD_DIR)"
 	done
 	for f in slurm gres plugstack vm; do

@@ -24,9 +24,33 @@ fail() {
 }
 
 log=$(mktemp "${TMPDIR:-/tmp}/svm-headline.XXXXXX")
-trap 'rm -f "$log"' EXIT
+# SLURM_VM_DEBS (tests/run-all.sh, from tests/packaging.sh): the job runs
+# on the installed Debian packages, with no build tree to fall back on, and
+# they are purged afterwards (gres_ibvf.so in Slurm's plugin directory
+# would change the other tests' slurmd).
+pkgs="slurm-vm slurm-vm-spank slurm-vm-agent slurm-vm-gres-ibvf"
+installed=0
+cleanup() {
+	rm -f "$log"
+	[ "$installed" = 1 ] || return 0
+	# shellcheck disable=SC2086 # a list of names
+	DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq $pkgs >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+headline=("$repo/tests/headline.sh")
+if [ -n "${SLURM_VM_DEBS:-}" ]; then
+	debs=()
+	for p in $pkgs; do debs+=("$SLURM_VM_DEBS/${p}_"*.deb); done
+	installed=1
+	if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${debs[@]}" >"$log" 2>&1; then
+		ok "installed: $(dpkg-query -W -f='${Package} ${Version}, ' $pkgs)"
+	else
+		fail "apt-get install of the packages: $(tail -5 "$log")"
+	fi
+	headline=(env SLURM_VM_INSTALLED=1 BUILD_DIR=/nonexistent/build "$repo/tests/headline.sh")
+fi
 rc=0
-"$repo/tests/headline.sh" >"$log" 2>&1 || rc=$?
+"${headline[@]}" >"$log" 2>&1 || rc=$?
 show() { sed 's/^/    /' "$log"; }
 
 [ "$rc" = 0 ] && ok "tests/headline.sh exited 0" || fail "tests/headline.sh exited $rc"
@@ -128,6 +152,16 @@ grep -q '^after stopping the cluster: nothing left' <<<"$result" &&
 	! grep -q 'harness: sweeping' "$log" &&
 	ok "after stopping the cluster: no directory, daemon, qemu or process (none had to be swept)" ||
 	fail "$(grep '^after stopping' <<<"$result") $(grep 'harness: sweeping' "$log")"
+
+if [ "$installed" = 1 ]; then
+	# Prolog, epilog, plugin, relay, exec and the guest's agent: the
+	# packages' files, nothing else.
+	if grep -q "using the installed slurm-vm packages, no build tree" "$log"; then
+		ok "the job ran the installed suite: /usr/sbin/slurm-vm-prolog, $(dpkg -S spank_vm.so | cut -d: -f2), /usr/libexec/slurm-vm, the guest's agent /usr/sbin/slurm-vm-agent (BUILD_DIR=/nonexistent)"
+	else
+		fail "the headline did not run on the installed packages"
+	fi
+fi
 
 if [ "$failures" != 0 ]; then
 	echo "--- tests/headline.sh's output:"

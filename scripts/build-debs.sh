@@ -1,0 +1,51 @@
+#!/bin/sh
+# Builds slurm-vm's Debian packages from this checkout's tracked files
+# (debian/, debhelper) and checks them with lintian.
+#
+#   scripts/build-debs.sh [OUTDIR]      (default: build-debs/)
+#
+# Needs root only for the build dependencies (scripts/install-deps.sh, then
+# `apt-get build-dep` is not needed: install-deps has them all, plus
+# debhelper and lintian, which this script installs). The gres/ibvf package
+# is built against the Slurm source tree of scripts/install-deps.sh
+# --slurm-source (SLURM_SOURCE, default /var/cache/slurm-vm/slurm-wlm-<ver>);
+# without one, DEB_BUILD_PROFILES=pkg.slurm-vm.nogresibvf leaves it out.
+# DEB_BUILD_OPTIONS defaults to nocheck: the unit tests run from the build
+# tree (tests/run-all.sh). Prints the .deb files and lintian's verdict; exits
+# 1 when the build fails or lintian reports an error or warning.
+set -eu
+repo=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$repo/build-debs}
+version=$(sed -n '1s/.*(\(.*\)-[^-]*).*/\1/p' "$repo/debian/changelog")
+
+for p in debhelper lintian fakeroot dpkg-dev; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="${missing:-} $p"
+done
+if [ -n "${missing:-}" ]; then
+	echo "build-debs: installing$missing"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/slurm-vm-debs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+src=$tmp/slurm-vm-$version
+mkdir -p "$src"
+(cd "$repo" && git ls-files -z | xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$src"
+echo "build-debs: dpkg-buildpackage in $src"
+(cd "$src" && DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-nocheck} \
+	dpkg-buildpackage -us -uc -b -j"$(nproc)" >"$tmp/build.log" 2>&1) || {
+	tail -40 "$tmp/build.log" >&2
+	echo "build-debs: dpkg-buildpackage failed" >&2
+	exit 1
+}
+mkdir -p "$out"
+rm -f "$out"/*.deb
+cp "$tmp"/*.deb "$tmp"/*.changes "$tmp"/*.buildinfo "$out"/
+ls -1 "$out"/*.deb
+# Errors and warnings fail; the overrides in debian/*.lintian-overrides say
+# why each accepted tag is right.
+rc=0
+lintian --fail-on error,warning --suppress-tags-from-file /dev/null \
+	"$out"/*.changes || rc=$?
+[ "$rc" = 0 ] && echo "build-debs: lintian clean (errors and warnings)"
+exit "$rc"

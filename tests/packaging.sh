@@ -1,0 +1,84 @@
+#!/bin/bash
+# The packages, as far as this machine can build them:
+#  - Debian: scripts/build-debs.sh (dpkg-buildpackage, lintian with errors
+#    and warnings failing; each accepted tag explained in
+#    debian/*.lintian-overrides) into build-debs/, which
+#    tests/cluster/test_headline.sh installs;
+#  - RPM (slurm-vm.spec): rpmspec --parse and rpmbuild -bs with and without
+#    gres/ibvf, rpmlint on the spec and the source RPM (filters with reasons
+#    in slurm-vm.rpmlintrc), and rpmbuild -bb --nodeps: Debian has none of
+#    the RPM build dependencies as RPMs, but the build runs with Debian's
+#    libraries, and rpm refuses any file `make install` installs that no
+#    %files section names (lint of those binary RPMs is not taken: Debian's
+#    rpm has no brp-strip or brp-compress, so they differ from a real
+#    EL build);
+#  - one version in configure.ac, debian/changelog and the spec.
+#
+#   tests/packaging.sh [OUTDIR]    (default build-debs/; run as root)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+out=${1:-$repo/build-debs}
+fails=0
+ok() { echo "ok: $*"; }
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+v_ac=$(sed -n 's/^AC_INIT(\[slurm-vm\], \[\([^]]*\)\].*/\1/p' configure.ac)
+v_deb=$(sed -n '1s/.*(\(.*\)-[^-]*).*/\1/p' debian/changelog)
+v_rpm=$(sed -n 's/^Version:[[:space:]]*//p' slurm-vm.spec)
+[ "$v_ac" = "$v_deb" ] && [ "$v_ac" = "$v_rpm" ] &&
+	ok "one version everywhere: $v_ac" ||
+	fail "versions differ: configure.ac $v_ac, debian/changelog $v_deb, slurm-vm.spec $v_rpm"
+
+if scripts/build-debs.sh "$out"; then
+	debs=$(for d in "$out"/*.deb; do case "$d" in *-dbgsym_*) ;; *) printf '%s ' "${d##*/}" ;; esac; done)
+	ok "Debian packages built, lintian clean: $debs"
+else
+	fail "Debian packages (scripts/build-debs.sh)"
+fi
+
+for p in rpm rpmlint; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null
+done
+t=$(mktemp -d "${TMPDIR:-/tmp}/slurm-vm-rpm.XXXXXX")
+trap 'rm -rf "$t"' EXIT
+slurm_src=${SLURM_SOURCE_DIR:-/var/cache/slurm-vm/slurm-wlm-$(slurmd -V | awk '{print $2}')}
+ibvf=(--with gres_ibvf --define "_slurm_source $slurm_src")
+dirs=(--define "_topdir $t" --define "_sourcedir $t" --define "_srcrpmdir $t"
+	--define "_rpmdir $t")
+# the tracked files as they are now, as a release tarball would hold them
+git ls-files -z | xargs -0 tar -cf - --no-recursion --transform "s,^,slurm-vm-$v_rpm/," |
+	gzip >"$t/slurm-vm-$v_rpm.tar.gz"
+
+for with in without with; do
+	args=()
+	[ "$with" = with ] && args=("${ibvf[@]}")
+	if pkgs=$(rpmspec -q "${args[@]}" slurm-vm.spec 2>"$t/err"); then
+		ok "rpmspec --parse ($with gres_ibvf): $(tr '\n' ' ' <<<"$pkgs")"
+	else
+		fail "rpmspec ($with gres_ibvf): $(cat "$t/err")"
+	fi
+	rm -f "$t"/*.src.rpm
+	if rpmbuild -bs "${args[@]}" "${dirs[@]}" slurm-vm.spec >"$t/bs.log" 2>&1; then
+		ok "rpmbuild -bs ($with gres_ibvf): $(basename "$t"/*.src.rpm)"
+	else
+		fail "rpmbuild -bs ($with gres_ibvf): $(tail -5 "$t/bs.log")"
+	fi
+done
+if rpmlint -r slurm-vm.rpmlintrc slurm-vm.spec "$t"/*.src.rpm >"$t/lint.log" 2>&1; then
+	ok "rpmlint: $(tail -1 "$t/lint.log")"
+else
+	fail "rpmlint: $(grep -E ': [EW]: ' "$t/lint.log" | head -10)"
+fi
+if rpmbuild -bb --nodeps --nocheck "${ibvf[@]}" "${dirs[@]}" slurm-vm.spec >"$t/bb.log" 2>&1; then
+	ok "rpmbuild -bb --nodeps: every installed file in a package: $(cd "$t/x86_64" && ls | tr '\n' ' ')"
+else
+	fail "rpmbuild -bb: $(grep -A5 'RPM build errors' "$t/bb.log" || tail -10 "$t/bb.log")"
+fi
+
+[ "$fails" = 0 ] && echo PASS || echo "FAIL: $fails checks"
+[ "$fails" = 0 ]
