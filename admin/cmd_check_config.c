@@ -607,8 +607,7 @@ static void check_ib_partitions(struct checker *c, const struct vmconf *vc)
 			      "node reads (see slurm-vm(8), ib-partitions)",
 			      "IbPartitionDir=%s: not a directory",
 			      vc->ib_partition_dir);
-	else if (vc->ib_partition_dir &&
-		 (st.st_uid != 0 || (st.st_mode & 022)))
+	else if (vc->ib_partition_dir && (st.st_uid != 0 || (st.st_mode & 022)))
 		check_problem(c,
 			      "chown root and chmod go-w it: the prolog writes "
 			      "records there as root",

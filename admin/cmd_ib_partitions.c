@@ -76,21 +76,30 @@ static int slurp(const char *path, bool optional, char **out)
 	return 0;
 }
 
-/* Does the base define the default partition (name Default or P_Key
- * 0x7fff/0xffff)? Without it the jobs' lines would make one that holds
- * only their VFs. */
+/* Does a line of the base start a definition of the default partition
+ * (named Default, or P_Key 0x7fff)? Without it the jobs' lines would make
+ * one that holds only their VFs. */
+static bool line_defines_default(const char *l)
+{
+	size_t name = strcspn(l, "=,:;\n");
+	unsigned long pkey;
+
+	if (name == 7 && strncmp(l, "Default", 7) == 0)
+		return true;
+	if (l[name] != '=')
+		return false;
+	pkey = strtoul(l + name + 1, NULL, 0);
+	return (pkey & 0x7fff) == IBPART_DEFAULT_PKEY;
+}
+
 static bool base_has_default(const char *base)
 {
-	for (const char *l = base; l && *l;
-	     l = strchr(l, '\n'), l = l ? l + 1 : l) {
+	for (const char *l = base; *l;) {
 		l += strspn(l, " \t");
-		if (strncmp(l, "Default", 7) == 0 ||
-		    strncasecmp(l, "0x7fff", 6) == 0 ||
-		    strncasecmp(l, "0xffff", 6) == 0 ||
-		    (strcspn(l, "=\n") < strcspn(l, "\n") &&
-		     (strncasecmp(l + strcspn(l, "="), "=0x7fff", 7) == 0 ||
-		      strncasecmp(l + strcspn(l, "="), "=0xffff", 7) == 0)))
+		if (*l != '#' && line_defines_default(l))
 			return true;
+		l += strcspn(l, "\n");
+		l += *l == '\n';
 	}
 	return false;
 }

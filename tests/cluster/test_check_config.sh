@@ -120,4 +120,35 @@ grep -q '^6 problems to fix' <<<"$out" ||
 	fail "not exactly the catalog's 6 problems: $(grep 'problem' <<<"$out")"
 echo "$out" | sed 's/^/    /'
 
+# IbPartitions=yes: ConnectX-3 VFs cannot take job GUIDs; the records'
+# directory must be root's alone. Then a DGX-like node's ConnectX-6 VFs,
+# with a private directory: no problem.
+bad3=$HARNESS_DIR/badconf3
+mkdir -p "$bad3" "$HARNESS_DIR/ibrec-open" "$HARNESS_DIR/ibrec"
+chmod 0777 "$HARNESS_DIR/ibrec-open"
+chmod 0755 "$HARNESS_DIR/ibrec"
+cp "$HARNESS_ETC"/* "$bad3/"
+sed -i "s|^PlugStackConfig=.*|PlugStackConfig=$bad3/plugstack.conf|" "$bad3/slurm.conf"
+sed -i "s|$HARNESS_ETC/|$bad3/|g" "$bad3/plugstack.conf"
+sed -i '/^SysfsRoot=/d' "$bad3/vm.conf"
+printf 'IbPartitions=yes\nSysfsRoot=%s\nIbPartitionDir=%s\n' \
+	"$HARNESS_REPO/tests/fixtures/sysfs/k40-cx3" "$HARNESS_DIR/ibrec-open" >>"$bad3/vm.conf"
+rc=0
+out=$("$tool" check-config --slurm-conf "$bad3/slurm.conf" 2>&1) || rc=$?
+if [ "$rc" = 1 ] && [ "$(grep -c '^problem: VF 0000:83:00.[12]: .*IbPartitions=yes needs ConnectX-4 or later' <<<"$out")" = 2 ] &&
+	grep -q "^problem: IbPartitionDir=$HARNESS_DIR/ibrec-open: writable by others than root" <<<"$out" &&
+	grep -q '^3 problems to fix' <<<"$out"; then
+	ok "IbPartitions=yes: both ConnectX-3 VFs and a world-writable IbPartitionDir reported"
+else
+	fail "IbPartitions=yes on ConnectX-3: rc=$rc: $(grep -E '^problem|problems' <<<"$out")"
+fi
+sed -i '/^SysfsRoot=/d;/^IbPartitionDir=/d' "$bad3/vm.conf"
+printf 'SysfsRoot=%s\nIbPartitionDir=%s\n' \
+	"$HARNESS_REPO/tests/fixtures/sysfs/dgx" "$HARNESS_DIR/ibrec" >>"$bad3/vm.conf"
+rc=0
+out=$("$tool" check-config --slurm-conf "$bad3/slurm.conf" 2>&1) || rc=$?
+grep -q '^ok: *IbPartitions=yes: all 6 InfiniBand VFs take job GUIDs' <<<"$out" && [ "$rc" = 0 ] &&
+	ok "IbPartitions=yes on ConnectX-6 VFs with a private IbPartitionDir: no problem" ||
+	fail "IbPartitions=yes on ConnectX-6: rc=$rc: $(grep -E '^problem|IbPart' <<<"$out")"
+
 [ "$failures" = 0 ]
