@@ -667,6 +667,16 @@ static int plan_switches(struct plan *plan)
 	return 0;
 }
 
+/* Device @i's place among its switch's devices, in plan order. */
+static unsigned rank_in_switch(const struct plan *plan, size_t i)
+{
+	unsigned rank = 0;
+
+	for (size_t j = 0; j < i; j++)
+		rank += plan->devices[j].sw == plan->devices[i].sw;
+	return rank;
+}
+
 /* Bus numbers behind the root port that device @i opens, 0 if it opens
  * none (it sits on its switch's, opened by the switch's first device). */
 static unsigned port_buses(const struct plan *plan, size_t i)
@@ -675,10 +685,7 @@ static unsigned port_buses(const struct plan *plan, size_t i)
 
 	if (d->sw < 0)
 		return 1;
-	for (size_t j = 0; j < i; j++)
-		if (plan->devices[j].sw == d->sw)
-			return 0;
-	return 2 + plan->switches[d->sw].n_down;
+	return rank_in_switch(plan, i) ? 0 : 2 + plan->switches[d->sw].n_down;
 }
 
 /* One expander per cell with devices; behind it a root port per device or
@@ -720,13 +727,13 @@ static int plan_buses(struct plan *plan)
 				continue;
 			}
 			s = &plan->switches[d->sw];
-			if (n) { /* its first device: n_down recounted below */
+			if (n) { /* the switch's first device opens its port */
 				s->pxb = plan->n_pxbs;
 				s->guest_bus = next;
-				s->n_down = 0;
 				next += n;
 			}
-			d->guest_bus = s->guest_bus + 2 + s->n_down++;
+			d->guest_bus =
+				s->guest_bus + 2 + rank_in_switch(plan, i);
 		}
 		plan->n_pxbs++;
 	}
