@@ -147,7 +147,7 @@ printf 'SysfsRoot=%s\nIbPartitionDir=%s\n' \
 	"$HARNESS_REPO/tests/fixtures/sysfs/dgx" "$HARNESS_DIR/ibrec" >>"$bad3/vm.conf"
 rc=0
 out=$("$tool" check-config --slurm-conf "$bad3/slurm.conf" 2>&1) || rc=$?
-grep -q '^ok: *IbPartitions=yes: all 6 InfiniBand VFs take job GUIDs' <<<"$out" && [ "$rc" = 0 ] &&
+grep -q '^ok: *IbPartitions=yes: all 8 InfiniBand VFs take job GUIDs' <<<"$out" && [ "$rc" = 0 ] &&
 	ok "IbPartitions=yes on ConnectX-6 VFs with a private IbPartitionDir: no problem" ||
 	fail "IbPartitions=yes on ConnectX-6: rc=$rc: $(grep -E '^problem|IbPart' <<<"$out")"
 

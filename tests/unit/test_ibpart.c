@@ -109,6 +109,27 @@ static void test_vf_sysfs(void **state)
 	assert_memory_equal(&got, &old, sizeof(got));
 }
 
+/* ConnectX-4, -5 and -6 VFs in InfiniBand mode: each its PF's sriov/0. */
+static void test_connectx456(void **state)
+{
+	const char *vfs[][2] = { { "0000:b0:00.1", "0000:b0:00.0/sriov/0" },
+				 { "0000:a0:00.1", "0000:a0:00.0/sriov/0" },
+				 { "0000:06:00.1", "0000:06:00.0/sriov/0" } };
+
+	for (size_t i = 0; i < ARRAY_SIZE(vfs); i++) {
+		_cleanup_free_ char *dir = NULL;
+		struct ibpart_vf_state st;
+		struct pci_device vf;
+
+		assert_int_equal(devices_read(DGX, vfs[i][0], &vf), 0);
+		assert_int_equal(vf.kind, PCI_KIND_IB);
+		assert_int_equal(ibpart_vf_dir(DGX, &vf, &dir), 0);
+		assert_non_null(strstr(dir, vfs[i][1]));
+		assert_int_equal(ibpart_vf_read(dir, &st), 0);
+		pci_device_clear(&vf);
+	}
+}
+
 /* ConnectX-3 (mlx4) has no sriov/<n>: refused, saying why. */
 static void test_connectx3_refused(void **state)
 {
@@ -205,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_guids),
 		cmocka_unit_test(test_pkeys),
 		cmocka_unit_test(test_vf_sysfs),
+		cmocka_unit_test(test_connectx456),
 		cmocka_unit_test(test_connectx3_refused),
 		cmocka_unit_test(test_records_render),
 	};
