@@ -61,6 +61,21 @@ before=$(stat -c %Y.%i "$t/partitions.conf")
 svm --base "$t/base" --records "$t/rec" --output "$t/partitions.conf" >"$t/out2"
 check "unchanged: not rewritten" "[ ! -s '$t/out2' ] && [ \"\$(stat -c %Y.%i '$t/partitions.conf')\" = '$before' ]"
 
+# OpenSM told (SIGHUP, its heavy sweep rereads the partitions) only when
+# the file changed: a stand-in that counts the signals it gets
+sh -c 'n=0; trap "n=\$((n + 1)); echo \$n >'"$t"'/hups" HUP; echo $$ >'"$t"'/opensm.pid; while :; do sleep 0.1; done' &
+sm=$!
+i=0
+while [ ! -s "$t/opensm.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+printf 'job 7\npkey 0x1007\nguid 0x0200000001c00001\n' >"$t/rec/job-7.n1"
+svm --base "$t/base" --records "$t/rec" --output "$t/partitions.conf" --pid-file "$t/opensm.pid" >"$t/out3"
+svm --base "$t/base" --records "$t/rec" --output "$t/partitions.conf" --pid-file "$t/opensm.pid" >>"$t/out3"
+sleep 0.5
+kill "$sm" 2>/dev/null || true
+check "changed: OpenSM gets one SIGHUP; unchanged: none" \
+	"[ \"\$(cat '$t/hups' 2>/dev/null)\" = 1 ] && grep -q 'told to read its partitions again' '$t/out3' && grep -q slurmvm_job7 '$t/partitions.conf'"
+rm -f "$t/rec/job-7.n1"
+
 # a job of 1024 nodes, 2 VFs each: 2048 members, far past a 4 KiB line
 rm -f "$t/rec/"*
 i=0
