@@ -31,8 +31,9 @@
 #
 # Rebuilds only when an input changed: this script, files/ (the test
 # programs' sources too), the package versions, the host compiler and
-# libmpich-dev and libopenmpi-dev that build the test programs, the agent binary. Downloads (apt-get download) are kept in
-# cache/debs/.
+# libmpich-dev and libopenmpi-dev that build the test programs, the agent
+# binary. Downloads (apt-get download) are kept in cache/debs/, whatever
+# --out says.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -157,7 +158,10 @@ inputs_sum=$(
 	} | sha256sum | cut -d' ' -f1
 )
 
-mkdir -p "$out/debs"
+# Downloads are shared by every --out (an image with another agent needs
+# the same packages).
+debs=$here/cache/debs
+mkdir -p "$out" "$debs"
 # Printed in this order, one a line (callers read them by position).
 outputs="$out/vmlinuz $out/initrd.img $out/rootfs.qcow2 $out/cmdline $out/vmlinux"
 print_paths() {
@@ -180,7 +184,7 @@ fi
 deb_of() { # package version
 	local v=${2//:/%3a} arch
 	arch=$(pkg_field "$1" Architecture)
-	echo "$out/debs/${1}_${v}_${arch:-amd64}.deb"
+	echo "$debs/${1}_${v}_${arch:-amd64}.deb"
 }
 # shellcheck disable=SC2086 # dyn_versions: one word per package
 for p in "$kpkg=$kver_pkg" "busybox-static=$bb_ver" $dyn_versions; do
@@ -189,7 +193,7 @@ for p in "$kpkg=$kver_pkg" "busybox-static=$bb_ver" $dyn_versions; do
 	deb=$(deb_of "$name" "$ver")
 	[ -s "$deb" ] && continue
 	echo "guest/build.sh: downloading $name $ver" >&2
-	(cd "$out/debs" && apt-get download -q -o APT::Sandbox::User=root "$p" >&2) ||
+	(cd "$debs" && apt-get download -q -o APT::Sandbox::User=root "$p" >&2) ||
 		die "apt-get download $p failed (network? apt-get update?)"
 	[ -s "$deb" ] || die "apt-get download $p did not produce $deb"
 done
