@@ -69,8 +69,7 @@ struct device_list {
 
 /* The first line of sysfs attribute @dir/@name without its newline;
  * -EINVAL (logged) when empty or longer than @size. */
-int sysfs_attr_read(const char *dir, const char *name, char *buf,
-		    size_t size);
+int sysfs_attr_read(const char *dir, const char *name, char *buf, size_t size);
 
 /* "0000:3b:00.0" or "3b:00.0" (domain 0) -> canonical lower-case form. */
 int pci_addr_canonical(const char *s, char out[PCI_ADDR_MAX]);

@@ -30,8 +30,8 @@ static void test_lines_node(void **state)
 {
 	struct vmconf conf;
 	struct topology *topo = NULL;
-	struct device_list list = {0};
-	struct gres_lines lines = {0};
+	struct device_list list = { 0 };
+	struct gres_lines lines = { 0 };
 	char **files = NULL;
 	size_t n_gpu = 0;
 
@@ -77,31 +77,30 @@ static void test_file_functions(void **state)
 	char **addrs = NULL;
 	char *entry;
 
-	assert_int_equal(gres_file_functions(CLUSTER, "ibvf", "/dev/vfio/40",
-					     &addrs),
-			 0);
+	assert_int_equal(
+		gres_file_functions(CLUSTER, "ibvf", "/dev/vfio/40", &addrs),
+		0);
 	assert_int_equal(strv_length(addrs), 1);
 	assert_string_equal(addrs[0], "0000:3f:00.1");
 	strv_free(addrs);
 	/* a group with two VFs: both, one pair each */
-	assert_int_equal(gres_file_functions(NODE, "ibvf", "/dev/vfio/41",
-					     &addrs),
-			 0);
+	assert_int_equal(
+		gres_file_functions(NODE, "ibvf", "/dev/vfio/41", &addrs), 0);
 	entry = ibvfs_env_entry(3, addrs);
 	assert_string_equal(entry, "3=0000:c1:00.1,3=0000:c1:00.2");
 	free(entry);
 	strv_free(addrs);
 	/* a GPU's group holds no InfiniBand function */
-	assert_int_equal(gres_file_functions(CLUSTER, "ibvf", "/dev/vfio/12",
-					     &addrs),
-			 -ENODEV);
+	assert_int_equal(
+		gres_file_functions(CLUSTER, "ibvf", "/dev/vfio/12", &addrs),
+		-ENODEV);
 	assert_null(addrs);
-	assert_int_equal(gres_file_functions(CLUSTER, "ibvf", "/dev/nvidia0",
-					     &addrs),
-			 -EINVAL);
-	assert_int_equal(gres_file_functions(CLUSTER, "ibvf", "/dev/vfio/99",
-					     &addrs),
-			 -ENOENT);
+	assert_int_equal(
+		gres_file_functions(CLUSTER, "ibvf", "/dev/nvidia0", &addrs),
+		-EINVAL);
+	assert_int_equal(
+		gres_file_functions(CLUSTER, "ibvf", "/dev/vfio/99", &addrs),
+		-ENOENT);
 }
 
 static void test_env_parse(void **state)
@@ -126,9 +125,9 @@ static void test_env_parse(void **state)
 	char many[64 * 20 + 32] = "";
 	size_t n;
 
-	assert_int_equal(ibvfs_env_parse("0=0000:5e:00.1,1=0000:5e:00.2",
-					 &pairs, &n),
-			 0);
+	assert_int_equal(
+		ibvfs_env_parse("0=0000:5e:00.1,1=0000:5e:00.2", &pairs, &n),
+		0);
 	assert_int_equal(n, 2);
 	assert_int_equal(pairs[1].index, 1);
 	assert_string_equal(pairs[1].addr, "0000:5e:00.2");
