@@ -19,10 +19,12 @@
 
 #include "commands.h"
 #include "devices.h"
+#include "gresconf.h"
 #include "ibpart.h"
 #include "image.h"
 #include "jobnet.h"
 #include "log.h"
+#include "slurm_map.h"
 #include "strutil.h"
 #include "user.h"
 #include "vmconf.h"
@@ -259,40 +261,66 @@ static void check_plugstack(struct checker *c, const struct slurm_conf *sc)
 			ps ? ps : def);
 }
 
-static void check_gres_files(struct checker *c)
-{
-	_cleanup_free_ char *path = slurm_conf_sibling("gres.conf");
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	char line[4096];
-	unsigned bad = 0, n = 0;
+struct gres_check {
+	struct checker *c;
+	unsigned n, bad;
+};
 
-	while (f && fgets(line, sizeof(line), f)) {
-		char *file = strstr(line, "File=");
-		char *hash = strchr(line, '#');
+/* One gres.conf line of this node: each of its File= (ranges expanded)
+ * must be there when slurmd starts. */
+static int gres_check_line(const char *path, unsigned lineno, const char *name,
+			   const char *file, void *ctx)
+{
+	struct gres_check *gc = ctx;
+	_cleanup_strv_free_ char **files = NULL;
+	char fix[512];
+
+	if (!file)
+		return 0; /* a count-only GRES: no device to open */
+	if (slurm_gres_file_expand(file, &files) < 0) {
+		check_problem(gc->c,
+			      "write File= as a path or a Slurm range, e.g. "
+			      "/dev/vfio/[12-13]",
+			      "%s:%u: File=%s cannot be expanded: slurmd "
+			      "refuses to start",
+			      path, lineno, file);
+		gc->bad++;
+		return 0;
+	}
+	for (char **f = files; *f; f++) {
 		struct stat st;
 
-		if (!file || (hash && hash < file))
+		gc->n++;
+		if (stat(*f, &st) == 0 && S_ISCHR(st.st_mode))
 			continue;
-		file += 5;
-		file[strcspn(file, " \t\n")] = '\0';
-		if (strchr(file, '['))
-			continue; /* ranges: slurmd -G lists them */
-		n++;
-		if (stat(file, &st) < 0 || !S_ISCHR(st.st_mode)) {
-			char fix[512];
-			snprintf(
-				fix, sizeof(fix),
-				"bind the device to vfio-pci so %s exists before slurmd starts (DeviceBinding=prebound), or regenerate gres.conf with `slurm-vm gres`",
-				file);
-			check_problem(
-				c, fix,
-				"gres.conf File=%s is not a character device: slurmd 22.05 refuses to start",
-				file);
-			bad++;
-		}
+		snprintf(fix, sizeof(fix),
+			 "bind the device to vfio-pci so %s exists before "
+			 "slurmd starts (DeviceBinding=prebound), or "
+			 "regenerate gres.conf with `slurm-vm gres`",
+			 *f);
+		check_problem(gc->c, fix,
+			      "%s:%u: Name=%s File=%s is not a character "
+			      "device: slurmd 22.05 refuses to start",
+			      path, lineno, name, *f);
+		gc->bad++;
 	}
-	if (f && !bad)
-		check_ok("%s: all %u device files exist", path, n);
+	return 0;
+}
+
+/* Only this node's lines: the others name other nodes' devices. */
+static void check_gres_files(struct checker *c, const char *node)
+{
+	_cleanup_free_ char *path = slurm_conf_sibling("gres.conf");
+	struct gres_check gc = { .c = c };
+
+	if (!path || access(path, F_OK) < 0)
+		return; /* no gres.conf: GresTypes= says what is missing */
+	if (gresconf_for_each(path, node, gres_check_line, &gc) < 0)
+		check_problem(c, "make it readable by root", "%s: %s", path,
+			      log_last_error());
+	else if (!gc.bad)
+		check_ok("%s: all %u device files of node %s exist", path, gc.n,
+			 node);
 }
 
 /* IbvfAutoDetect=yes numbers the VFs by detection: slurmd must do the same,
@@ -683,26 +711,40 @@ static void check_shares(struct checker *c, const struct vmconf *vc)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: slurm-vm check-config [--slurm-conf PATH]\n"
-		"Checks slurm.conf, gres.conf, plugstack.conf and vm.conf for what slurm-vm needs.\n");
+		"usage: slurm-vm check-config [--slurm-conf PATH] [--node NAME]\n"
+		"Checks slurm.conf, gres.conf, plugstack.conf and vm.conf for what slurm-vm needs.\n"
+		"NAME: this node's NodeName (slurmd -N), default the host name up to its first dot.\n");
+}
+
+/* slurmd's node name without -N: the host name up to its first dot. */
+static void short_host_name(char *name, size_t size)
+{
+	if (gethostname(name, size) < 0)
+		snprintf(name, size, "localhost");
+	name[size - 1] = '\0';
+	name[strcspn(name, ".")] = '\0';
 }
 
 int cmd_check_config(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "slurm-conf", required_argument, NULL, 's' },
+		{ "node", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct checker c = { 0 };
 	struct slurm_conf sc = { 0 };
 	_cleanup_free_ char *vm_path = NULL;
+	char node[HOST_NAME_MAX + 1] = "";
 	struct vmconf vc;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (opt == 's') {
 			setenv("SLURM_CONF", optarg, 1);
+		} else if (opt == 'n') {
+			snprintf(node, sizeof(node), "%s", optarg);
 		} else if (opt == 'h') {
 			usage(stdout);
 			return 0;
@@ -711,6 +753,8 @@ int cmd_check_config(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (!node[0])
+		short_host_name(node, sizeof(node));
 	c.slurm_conf_path = getenv("SLURM_CONF") ?: "/etc/slurm/slurm.conf";
 	if (slurm_conf_read(c.slurm_conf_path, &sc) < 0)
 		return 1;
@@ -725,7 +769,7 @@ int cmd_check_config(int argc, char **argv)
 	check_timeouts(&c, &sc, &vc);
 	check_scheduling(&c, &sc);
 	check_plugstack(&c, &sc);
-	check_gres_files(&c);
+	check_gres_files(&c, node);
 	check_ibvf_plugin(&c, &sc, &vc);
 	check_pmix(&c, &sc);
 	check_catalog(&c, &vc);

@@ -102,6 +102,35 @@ else
 	done
 fi
 
+# check-config reads only this node's gres.conf lines (the one block per
+# node that gres.conf(5) documents): another node's missing File= is no
+# problem, this node's is, also when named by a hostlist, and a line
+# without NodeName= applies to every node.
+cc=$out/cc
+mkdir "$cc"
+printf 'ClusterName=x\nSlurmctldHost=h\n' >"$cc/slurm.conf"
+: >"$cc/vm.conf"
+cat >"$cc/gres.conf" <<'GRES'
+NodeName=other1 Name=gpu File=/nonexistent/other/vfio/[7-8]
+NodeName=n[1-3] Name=gpu File=/dev/null
+NodeName=n[1,3] Name=ibvf File=/nonexistent/n13/vfio/8
+Name=gpu File=/dev/zero
+GRES
+# (exit 1 throughout: this slurm.conf lacks much else)
+expect_status 1 "$svm" check-config --slurm-conf "$cc/slurm.conf" --node n2
+grep -q '/nonexistent/' "$out/o" && fail "check-config: another node's File= reported: $(cat "$out/o")"
+grep -q "^ok: .*gres.conf: all 2 device files of node n2 exist" "$out/o" ||
+	fail "check-config: n2's device files: $(cat "$out/o")"
+expect_status 1 "$svm" check-config --slurm-conf "$cc/slurm.conf" --node n3
+grep -q '^problem: .*gres.conf:3: Name=ibvf File=/nonexistent/n13/vfio/8 is not a character device' "$out/o" ||
+	fail "check-config: n3's missing File= not reported: $(cat "$out/o")"
+grep -q '/nonexistent/other' "$out/o" && fail "check-config: other1's File= reported for n3"
+# the default node is the host name up to its first dot
+sed -i "s/^NodeName=other1 /NodeName=$(hostname -s) /" "$cc/gres.conf"
+expect_status 1 "$svm" check-config --slurm-conf "$cc/slurm.conf"
+grep -q 'File=/nonexistent/other/vfio/8 is not a character device' "$out/o" ||
+	fail "check-config: this host's missing File= not reported: $(cat "$out/o")"
+
 # usage
 expect_status 2 "$svm"
 expect_status 2 "$svm" frobnicate

@@ -12,8 +12,9 @@
 #   net/    libc only, root's: the job's private network on its node
 #           (iproute2, nft) and running helper programs. The prolog,
 #           epilog and admin tool; never spank_vm.so.
-#   slurm/  libslurm: whether a job has ended (slurmctld); apart because
-#           spank_vm.so must not link libslurm.
+#   slurm/  libslurm: whether a job has ended (slurmctld), gres.conf's
+#           lines of a node (its hostlists); apart because spank_vm.so must
+#           not link libslurm.
 # All are PIC so spank_vm.so can take them in. Headers are the contract.
 include $(srcdir)/common/core/local.mk
 include $(srcdir)/common/job/local.mk

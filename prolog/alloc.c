@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "gresconf.h"
 #include "gresgen.h"
 #include "log.h"
 #include "slurm_map.h"

@@ -50,7 +50,3 @@ int alloc_load(uint32_t job_id, const char *node, struct job_alloc *a);
 int alloc_resolve(struct job_alloc *a, const struct vmconf *conf,
 		  const struct topology *topo, const char *gres_conf);
 void alloc_free(struct job_alloc *a);
-
-/* gres.conf: this node's File= entries of @name in file order, expanded. */
-int gresconf_files(const char *path, const char *node, const char *name,
-		   char ***files);

@@ -1,8 +1,11 @@
-# Whether a job has ended, from slurmctld: libslurm, which spank_vm.so
-# must not link.
+# What needs libslurm, which spank_vm.so must not link: whether a job has
+# ended (slurmctld), and gres.conf's lines of a node (libslurm's hostlist).
 noinst_LTLIBRARIES += common/slurm/libslurmvm-slurm.la
 common_slurm_libslurmvm_slurm_la_SOURCES = \
 	common/slurm/jobfate.c \
-	common/slurm/jobfate.h
-common_slurm_libslurmvm_slurm_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
+	common/slurm/jobfate.h \
+	common/slurm/gresconf.c \
+	common/slurm/gresconf.h
+common_slurm_libslurmvm_slurm_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
+	$(HWLOC_CFLAGS)
 common_slurm_libslurmvm_slurm_la_LIBADD = $(SLURM_LIBS)

@@ -24,7 +24,7 @@ fi
 harness_start
 
 rc=0
-out=$("$tool" check-config 2>&1) || rc=$?
+out=$("$tool" check-config --node "${HARNESS_NODES[0]}" 2>&1) || rc=$?
 if [ "$rc" = 0 ] && grep -q '^no problems' <<<"$out"; then
 	ok "the test cluster's configuration passes ($(grep -c '^ok:' <<<"$out") checks)"
 else
@@ -48,10 +48,12 @@ mkdir -p "$bad/lib/slurm-wlm"
 sed -i '/^PluginDir=/d' "$bad/slurm.conf"
 echo "PluginDir=$bad/lib/slurm-wlm" >>"$bad/slurm.conf"
 echo "BootTimout=300" >>"$bad/vm.conf"
+# (the first node's first File=: check-config reads only its node's lines)
 awk '!done && /^NodeName.*File=/ { sub(/File=[^ ]*/, "File=/nonexistent/vfio/7"); done = 1 } 1' \
 	"$HARNESS_ETC/gres.conf" >"$bad/gres.conf"
 rc=0
-out=$("$tool" check-config --slurm-conf "$bad/slurm.conf" 2>&1) || rc=$?
+out=$("$tool" check-config --slurm-conf "$bad/slurm.conf" \
+	--node "${HARNESS_NODES[0]}" 2>&1) || rc=$?
 [ "$rc" = 1 ] || fail "check-config on a broken configuration exited $rc"
 for want in "lacks Alloc" "is less than BootTimeout" "needs whole cores" \
 	"lacks gpu or ibvf" "no cli_filter/lua" "does not load spank_vm.so" \

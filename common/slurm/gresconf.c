@@ -1,20 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/*
- * Just enough of gres.conf to number devices as slurmd does: the lines that
- * apply to this node (no NodeName=, or a NodeName= hostlist holding it), in
- * file order, their Name= and File=. gres.conf is root's configuration; it
- * is parsed strictly all the same.
- */
+/* gres.conf, the lines of one node (gresconf.h). */
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <slurm/slurm.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "alloc.h"
+#include "gresconf.h"
 #include "log.h"
+#include "macro.h"
 #include "slurm_map.h"
 #include "strutil.h"
 
@@ -71,51 +69,78 @@ static int files_append(char ***files, size_t *n, char **more)
 	return 0;
 }
 
-int gresconf_files(const char *path, const char *node, const char *name,
-		   char ***files)
+int gresconf_for_each(const char *path, const char *node, gresconf_line_fn fn,
+		      void *ctx)
 {
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
 	char line[8192];
-	size_t n = 0;
 	unsigned lineno = 0;
 	int r = 0;
 
-	*files = calloc(1, sizeof(char *));
-	if (!*files)
-		return -ENOMEM;
 	if (!f)
 		return log_errno(errno, "cannot read %s", path);
 	while (r == 0 && fgets(line, sizeof(line), f)) {
-		_cleanup_free_ char *nodes = NULL, *gname = NULL, *file = NULL;
-		char **expanded = NULL;
+		_cleanup_free_ char *nodes = NULL, *name = NULL, *file = NULL;
 		char *hash = strchr(line, '#');
 
 		lineno++;
 		if (hash)
 			*hash = '\0';
-		gname = line_value(line, "Name");
-		if (!gname || strcasecmp(gname, name) != 0)
+		name = line_value(line, "Name");
+		if (!name)
 			continue;
 		nodes = line_value(line, "NodeName");
 		if (nodes && !node_matches(nodes, node))
 			continue;
 		file = line_value(line, "File");
-		if (!file) {
-			log_error("%s:%u: Name=%s without File=: slurm-vm "
-				  "needs a device file per %s",
-				  path, lineno, name, name);
-			r = -EINVAL;
-			break;
-		}
-		r = slurm_gres_file_expand(file, &expanded);
-		if (r < 0) {
-			log_error("%s:%u: cannot expand File=%s", path, lineno,
-				  file);
-			break;
-		}
-		r = files_append(files, &n, expanded);
-		if (r < 0)
-			strv_free(expanded);
+		r = fn(path, lineno, name, file, ctx);
 	}
+	return r;
+}
+
+struct gres_files {
+	const char *name;
+	char **files;
+	size_t n;
+};
+
+static int gres_files_add_line(const char *path, unsigned lineno,
+			       const char *name, const char *file, void *ctx)
+{
+	struct gres_files *gf = ctx;
+	char **expanded = NULL;
+	int r;
+
+	if (strcasecmp(name, gf->name) != 0)
+		return 0;
+	if (!file) {
+		log_error("%s:%u: Name=%s without File=: slurm-vm needs a "
+			  "device file per %s",
+			  path, lineno, name, name);
+		return -EINVAL;
+	}
+	r = slurm_gres_file_expand(file, &expanded);
+	if (r < 0) {
+		log_error("%s:%u: cannot expand File=%s", path, lineno, file);
+		return r;
+	}
+	r = files_append(&gf->files, &gf->n, expanded);
+	if (r < 0)
+		strv_free(expanded);
+	return r;
+}
+
+int gresconf_files(const char *path, const char *node, const char *name,
+		   char ***files)
+{
+	struct gres_files gf = { .name = name };
+	int r;
+
+	/* the list even on failure: the caller frees it either way */
+	*files = gf.files = calloc(1, sizeof(char *));
+	if (!gf.files)
+		return -ENOMEM;
+	r = gresconf_for_each(path, node, gres_files_add_line, &gf);
+	*files = gf.files;
 	return r;
 }
