@@ -7,7 +7,8 @@ in slurm.conf. It acts only on jobs with --vm-image (or SLURM_VM_IMAGE):
 
   * --gres-flags=enforce-binding: a VM needs its cores next to its GPUs and
     InfiniBand VFs; without it cons_tres treats locality as a preference only,
-    and SPANK plugins cannot set it.
+    and SPANK plugins cannot set it. Added to the user's other flags (a comma
+    list from Slurm 23.11 on), replacing disable-binding.
   * refuses what cannot work, with the reason, before a job exists:
     heterogeneous jobs, --vm-cpus above the CPUs the job asks per node,
     --vm-mem above the memory the job asks per node.
@@ -85,6 +86,26 @@ local function mem_per_node(options, cpus)
 	return nil
 end
 
+-- --gres-flags with enforce-binding added. From Slurm 23.11 on the value
+-- is a comma list: the user's other flags stay, enforce-binding is not
+-- doubled, and disable-binding, which Slurm refuses beside it, goes.
+-- Slurm 22.05 takes one value only, and there "unset", disable-binding
+-- and enforce-binding are all it can hold: the result is enforce-binding.
+local function with_enforce_binding(flags)
+	local kept = {}
+	for flag in tostring(flags or ""):gmatch("[^,]+") do
+		local f = flag:lower()
+		if f == "enforce-binding" then
+			return flags
+		end
+		if f ~= "unset" and f ~= "disable-binding" then
+			kept[#kept + 1] = flag
+		end
+	end
+	kept[#kept + 1] = "enforce-binding"
+	return table.concat(kept, ",")
+end
+
 local function refuse(msg)
 	slurm.log_error(PREFIX .. msg)
 	return slurm.ERROR
@@ -118,9 +139,7 @@ function slurm_cli_pre_submit(options, offset)
 			vm_mem, mem))
 	end
 
-	if options["gres-flags"] ~= "enforce-binding" then
-		options["gres-flags"] = "enforce-binding"
-	end
+	options["gres-flags"] = with_enforce_binding(options["gres-flags"])
 	return slurm.SUCCESS
 end
 

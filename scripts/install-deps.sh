@@ -41,13 +41,15 @@ BUILD="build-essential autoconf automake libtool pkg-config clang-14
 # libpmix-dev: Slurm's mpi/pmix opens its libpmix.so, which no Slurm package
 # pulls in (srun --mpi=pmix); openmpi-bin: the host's Open MPI reference run;
 # mmdebstrap, grub-pc-bin, fdisk: the stock cloud image (build-cloud.sh).
+# lua5.1: etc/cli_filter.lua run by the Lua of Slurm's cli_filter/lua
+# (tests/unit/test_cli_filter.sh).
 TEST="slurmd slurmctld slurm-client libvirt-daemon libvirt-daemon-driver-qemu
 	libpmix-dev openmpi-bin
 	libvirt-clients qemu-system-x86 qemu-utils hwloc libxml2-utils
 	genisoimage cloud-init attr ovmf
 	e2fsprogs cpio xz-utils zstd kmod iproute2 tmux procps psmisc
 	util-linux python3 shellcheck nftables iputils-ping
-	mmdebstrap grub-pc-bin fdisk"
+	mmdebstrap grub-pc-bin fdisk lua5.1"
 # apt-get source unpacks with dpkg-source.
 [ -z "$slurm_source$opensm_source" ] || TEST="$TEST dpkg-dev"
 

@@ -49,6 +49,11 @@ TESTS += tests/unit/test_opensm_parse.sh
 dist_noinst_SCRIPTS += tests/unit/test_opensm_parse.sh
 EXTRA_DIST += tests/unit/opensm-parse.c
 
+# etc/cli_filter.lua run by Lua 5.1 (cli_filter/lua's): --gres-flags of VM
+# jobs, no Slurm needed.
+TESTS += tests/unit/test_cli_filter.sh
+dist_noinst_SCRIPTS += tests/unit/test_cli_filter.sh
+
 # The admin guide's configuration snippets are the etc/ files the test
 # cluster uses (doc/check-snippets.sh; no cmocka, no cluster).
 TESTS += tests/unit/test_doc_snippets.sh
