@@ -8,7 +8,7 @@ gres_vgpu_libibvf_slurm_la_CPPFLAGS = -iquote $(SLURM_SOURCE_DIR) \
 	-I$(SLURM_SOURCE_DIR) -DSLURM_PLUGIN_DEBUG
 # Slurm's headers are not written for our warning set.
 gres_vgpu_libibvf_slurm_la_CFLAGS = -std=gnu11 $(SAN_CFLAGS) \
-	-fstack-protector-strong -Wall -Werror -Wno-unused-function \
+	-fstack-protector-strong -Wall $(WERROR_CFLAGS) -Wno-unused-function \
 	-Wno-pointer-sign
 
 # The plugin: the Slurm half and the parts of libslurmvm it needs (not all

@@ -1,8 +1,9 @@
 #!/bin/bash
 # The packages, as far as this machine can build them:
-#  - Debian: scripts/build-debs.sh (dpkg-buildpackage, lintian with errors
-#    and warnings failing; each accepted tag explained in
-#    debian/*.lintian-overrides) into build-debs/, which
+#  - Debian: scripts/build-debs.sh (dpkg-buildpackage with its `make check`
+#    and Debian's hardening flags, without -Werror, as a buildd builds;
+#    lintian with errors and warnings failing; each accepted tag explained
+#    in debian/*.lintian-overrides) into build-debs/, which
 #    tests/cluster/test_headline.sh installs;
 #  - RPM (slurm-vm.spec): rpmspec --parse and rpmbuild -bs with and without
 #    gres/ibvf, rpmlint on the spec and the source RPM (filters with reasons
@@ -26,6 +27,9 @@ fail() {
 	fails=$((fails + 1))
 }
 
+t=$(mktemp -d "${TMPDIR:-/tmp}/slurm-vm-rpm.XXXXXX")
+trap 'rm -rf "$t"' EXIT
+
 v_ac=$(sed -n 's/^AC_INIT(\[slurm-vm\], \[\([^]]*\)\].*/\1/p' configure.ac)
 v_deb=$(sed -n '1s/.*(\(.*\)-[^-]*).*/\1/p' debian/changelog)
 v_rpm=$(sed -n 's/^Version:[[:space:]]*//p' slurm-vm.spec)
@@ -33,19 +37,24 @@ v_rpm=$(sed -n 's/^Version:[[:space:]]*//p' slurm-vm.spec)
 	ok "one version everywhere: $v_ac" ||
 	fail "versions differ: configure.ac $v_ac, debian/changelog $v_deb, slurm-vm.spec $v_rpm"
 
-if scripts/build-debs.sh "$out"; then
+if scripts/build-debs.sh "$out" | tee "$t/debs.log"; then
 	debs=$(for d in "$out"/*.deb; do case "$d" in *-dbgsym_*) ;; *) printf '%s ' "${d##*/}" ;; esac; done)
 	ok "Debian packages built, lintian clean: $debs"
+	# the tests ran in the package build, as on a buildd
+	checks=$(sed -n 's/^build-debs: make check: //p' "$t/debs.log")
+	case "$checks,${DEB_BUILD_OPTIONS:-}" in
+	*" 0 failed",*) ok "make check in dpkg-buildpackage: $checks" ;;
+	*nocheck*) ok "make check in dpkg-buildpackage skipped: DEB_BUILD_OPTIONS=$DEB_BUILD_OPTIONS" ;;
+	*) fail "make check did not run in dpkg-buildpackage: ${checks:-no summary}" ;;
+	esac
 else
-	fail "Debian packages (scripts/build-debs.sh)"
+	fail "Debian packages (scripts/build-debs.sh, make check included)"
 fi
 
 for p in rpm rpmlint; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null
 done
-t=$(mktemp -d "${TMPDIR:-/tmp}/slurm-vm-rpm.XXXXXX")
-trap 'rm -rf "$t"' EXIT
 slurm_src=${SLURM_SOURCE_DIR:-/var/cache/slurm-vm/slurm-wlm-$(slurmd -V | awk '{print $2}')}
 ibvf=(--with gres_ibvf --define "_slurm_source $slurm_src")
 dirs=(--define "_topdir $t" --define "_sourcedir $t" --define "_srcrpmdir $t"
@@ -74,6 +83,7 @@ if rpmlint -r slurm-vm.rpmlintrc slurm-vm.spec "$t"/*.src.rpm >"$t/lint.log" 2>&
 else
 	fail "rpmlint: $(grep -E ': [EW]: ' "$t/lint.log" | head -10)"
 fi
+# --nocheck: %check is the `make check` the Debian build just ran.
 if rpmbuild -bb --nodeps --nocheck "${ibvf[@]}" "${dirs[@]}" slurm-vm.spec >"$t/bb.log" 2>&1; then
 	ok "rpmbuild -bb --nodeps: every installed file in a package: $(cd "$t/x86_64" && ls | tr '\n' ' ')"
 else

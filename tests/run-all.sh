@@ -51,12 +51,13 @@ record_make_check() { # record_make_check BUILDDIR STATUS LABEL
 	fi
 }
 
+# --enable-werror: every warning fails CI (the packages build without it).
 configure_build() { # configure_build DIR CONFIGURE-ARGS...
 	local dir=$1
 	shift
 	mkdir -p "$dir"
 	(cd "$dir" && "$repo/configure" --prefix=/usr --sysconfdir=/etc \
-		--localstatedir=/var "$@" >configure.log 2>&1) || {
+		--localstatedir=/var --enable-werror "$@" >configure.log 2>&1) || {
 		tail -30 "$dir/configure.log" >&2
 		return 1
 	}

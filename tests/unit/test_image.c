@@ -315,6 +315,9 @@ static void test_catalog(void **state)
 	struct image_spec spec;
 	char entry[512];
 
+	/* Descriptors must be root's: a package build (a buildd) is not. */
+	if (geteuid() != 0)
+		skip();
 	snprintf(entry, sizeof(entry), "%s/debian.image", catalog);
 	write_text(entry, "Path=/srv/debian.qcow2\nFormat=qcow2\n"
 			  "Kernel=/srv/vmlinuz\nInitrd=/srv/initrd\n"

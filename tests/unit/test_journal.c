@@ -119,7 +119,7 @@ static void test_tampered_journal_refused(void **state)
 	errors[0] = '\0';
 	assert_int_equal(journal_read(fd, &j), -EPERM);
 	assert_non_null(strstr(errors, "not a private file of root's"));
-	chown(path, 65534, 65534);
+	assert_int_equal(chown(path, 65534, 65534), 0);
 	chmod(path, 0600);
 	assert_int_equal(journal_read(fd, &j), -EPERM);
 

@@ -234,7 +234,8 @@ static void test_device_file_holder(void **state)
 		_exit(0);
 	}
 	close(ready[1]);
-	(void)read(ready[0], comm, 1); /* EOF once the child closed it */
+	/* EOF once the child closed it */
+	assert_int_equal(read(ready[0], comm, 1), 0);
 	close(ready[0]);
 	assert_int_equal(device_file_holder(path, &pid, comm, sizeof(comm)), 1);
 	assert_int_equal(pid, child);
@@ -340,7 +341,8 @@ static pid_t spawn_holder(const char *path, uid_t uid, bool setuid_root)
 		_exit(0);
 	}
 	close(ready[1]);
-	(void)read(ready[0], &c, 1); /* EOF once the child is ready */
+	/* EOF once the child is ready */
+	assert_int_equal(read(ready[0], &c, 1), 0);
 	close(ready[0]);
 	return child;
 }
