@@ -354,6 +354,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	struct hypervisor *hv = NULL;
 	char mac[18];
 	enum prolog_result res = PROLOG_JOB_FAULT;
+	int r;
 
 	snprintf(name, sizeof(name), DOMAIN_NAME_PREFIX "%s", p->state_name);
 	dp.name = name;
@@ -398,13 +399,15 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 		res = PROLOG_NODE_FAULT;
 		goto out;
 	}
-	if (hv_create(hv, xml, p->plan.mem_limit_mib) == 0)
+	r = hv_create(hv, xml, p->plan.mem_limit_mib);
+	if (r == 0)
 		res = PROLOG_OK;
+	else if (r == -EOPNOTSUPP) /* no memory bound on this host */
+		res = PROLOG_NODE_FAULT;
 	else
 		prolog_record_reason(
-			p,
-			"libvirt could not start the guest of job %u; see the node's slurm-vm log",
-			p->req.job_id);
+			p, "libvirt could not start the guest of job %u: %s",
+			p->req.job_id, log_last_error());
 out:
 	hv_close(hv);
 	return res;
