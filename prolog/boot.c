@@ -256,8 +256,8 @@ static enum prolog_result boot_nvram(struct prolog *p, char **nvram)
 	return PROLOG_OK;
 }
 
-/* The seed's documents in <state>/seed/, the ISO <state>/seed.iso, readable
- * by the job's group (qemu's) and root only. */
+/* The seed's documents in <state>/seed/, the ISO <state>/seed.iso, the job
+ * user's (qemu's) alone: it holds their keys, groups and network plan. */
 static enum prolog_result boot_seed(struct prolog *p, char **iso)
 {
 	_cleanup_free_ char *dir = state_file(p, SEED_STATE_NAME);
@@ -331,7 +331,7 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 			p->req.job_id, p->req.user, log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
-	if (r < 0 || chown(*iso, 0, p->req.gid) < 0 || chmod(*iso, 0640) < 0)
+	if (r < 0)
 		goto fail;
 	user_info_free(&user);
 	return PROLOG_OK;

@@ -17,6 +17,7 @@
 #include "journal.h"
 #include "log.h"
 #include "reclaim.h"
+#include "seed.h"
 #include "strutil.h"
 #include "ibpart.h"
 #include "teardown.h"
@@ -128,7 +129,7 @@ static int undo_relay(struct teardown *t, const char *pidfile)
 static int undo_seed(struct teardown *t, const char *name)
 {
 	static const char *const docs[] = { "meta-data", "user-data",
-					    "network-config" };
+					    "network-config", SEED_ISO_PACKED };
 	_cleanup_free_ char *iso = NULL;
 	_cleanup_close_ int dirfd = -1;
 	int r = 0;
