@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "devices.h"
+#include "fileutil.h"
 #include "hypervisor.h"
 #include "image.h"
 #include "jobnet.h"
@@ -237,8 +238,15 @@ static int undo_ibguid(char *const *args)
 	return 0;
 }
 
+/* The record, and what a prolog killed while writing it left. */
 static int undo_ibrecord(const char *path)
 {
+	_cleanup_free_ char *tmp = NULL;
+
+	if (asprintf(&tmp, "%s" FILE_REPLACE_TMP_SUFFIX, path) < 0)
+		return -ENOMEM;
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return log_errno(errno, "%s: cannot remove", tmp);
 	if (unlink(path) < 0 && errno != ENOENT)
 		return log_errno(errno, "%s: cannot remove", path);
 	log_info("%s removed", path);
