@@ -376,5 +376,7 @@ int seed_build(const struct seed_params *p, const char *dir_path,
 	if (r != 0)
 		return log_errno(r < 0 ? r : EIO, "%s for %s failed: %s",
 				 SEED_GENISOIMAGE, iso_path, out);
-	return iso_give_to_user(dirfd, iso_path, p->user);
+	r = iso_give_to_user(dirfd, iso_path, p->user);
+	/* -EINVAL is the user's (a seed that cannot hold them), never this */
+	return r == -EINVAL ? -EIO : r;
 }
