@@ -5,9 +5,10 @@
  * and node, common/host/ibpart.h). Runs on the subnet manager's node, once
  * or every --watch seconds. The file is replaced whole (rename) and only
  * when it changes; then OpenSM gets SIGHUP, which makes it sweep and read
- * the partitions again. Records of jobs slurmctld no longer lists are left
- * out, so an ended job never keeps its partition; when slurmctld does not
- * answer, the file stays as it is.
+ * the partitions again. Records of jobs slurmctld no longer lists get no
+ * partition, so an ended job never keeps one (their VFs stay limited
+ * members of Default); when slurmctld does not answer, the file stays as
+ * it is.
  */
 #include "config.h"
 
@@ -22,6 +23,7 @@
 
 #include "commands.h"
 #include "common_opts.h"
+#include "fileutil.h"
 #include "ibpart.h"
 #include "jobfate.h"
 #include "log.h"
@@ -104,27 +106,6 @@ static bool base_has_default(const char *base)
 	return false;
 }
 
-static int replace_file(const char *path, const char *text)
-{
-	_cleanup_free_ char *tmp = NULL;
-	_cleanup_close_ int fd = -1;
-	size_t len = strlen(text);
-
-	if (asprintf(&tmp, "%s.slurm-vm.tmp", path) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0644);
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) < 0 ||
-	    rename(tmp, path) < 0) {
-		int r = log_errno(errno ? errno : EIO, "%s: cannot replace",
-				  path);
-
-		unlink(tmp);
-		return r;
-	}
-	return 0;
-}
-
 static int signal_opensm(const char *pid_file)
 {
 	_cleanup_free_ char *text = NULL;
@@ -182,7 +163,7 @@ static int ibp_once(const struct ibp_opts *o)
 	if (r < 0)
 		return r;
 	if (strcmp(old, text) != 0) {
-		r = replace_file(o->output, text);
+		r = file_replace(o->output, text, strlen(text), 0644);
 		if (r < 0)
 			return r;
 		printf("%s: %u job partition%s, %u stale record%s left out\n",

@@ -256,8 +256,8 @@ static enum prolog_result boot_nvram(struct prolog *p, char **nvram)
 	return PROLOG_OK;
 }
 
-/* The seed's documents in <state>/seed/, the ISO <state>/seed.iso, readable
- * by the job's group (qemu's) and root only. */
+/* The seed's documents in <state>/seed/, the ISO <state>/seed.iso, the job
+ * user's (qemu's) alone: it holds their keys, groups and network plan. */
 static enum prolog_result boot_seed(struct prolog *p, char **iso)
 {
 	_cleanup_free_ char *dir = state_file(p, SEED_STATE_NAME);
@@ -331,7 +331,7 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 			p->req.job_id, p->req.user, log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
-	if (r < 0 || chown(*iso, 0, p->req.gid) < 0 || chmod(*iso, 0640) < 0)
+	if (r < 0)
 		goto fail;
 	user_info_free(&user);
 	return PROLOG_OK;
@@ -354,6 +354,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	struct hypervisor *hv = NULL;
 	char mac[18];
 	enum prolog_result res = PROLOG_JOB_FAULT;
+	int r;
 
 	snprintf(name, sizeof(name), DOMAIN_NAME_PREFIX "%s", p->state_name);
 	dp.name = name;
@@ -398,13 +399,15 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 		res = PROLOG_NODE_FAULT;
 		goto out;
 	}
-	if (hv_create(hv, xml, p->plan.mem_limit_mib) == 0)
+	r = hv_create(hv, xml, p->plan.mem_limit_mib);
+	if (r == 0)
 		res = PROLOG_OK;
+	else if (r == -EOPNOTSUPP) /* no memory bound on this host */
+		res = PROLOG_NODE_FAULT;
 	else
 		prolog_record_reason(
-			p,
-			"libvirt could not start the guest of job %u; see the node's slurm-vm log",
-			p->req.job_id);
+			p, "libvirt could not start the guest of job %u: %s",
+			p->req.job_id, log_last_error());
 out:
 	hv_close(hv);
 	return res;

@@ -12,6 +12,7 @@
 
 #include "devices.h"
 #include "ibpart.h"
+#include "jobfate.h"
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
@@ -52,19 +53,38 @@ static enum prolog_result set_guids(struct prolog *p, const char *addr,
 	return PROLOG_OK;
 }
 
+/* A P_Key another running job's record holds is refused (the job's
+ * fault, saying which job and what to do): the two jobs' guests would be
+ * full members of one partition. When slurmctld does not answer, every
+ * record's job counts as running. */
 static enum prolog_result write_record(struct prolog *p, uint16_t pkey,
 				       const uint64_t *guids, size_t n)
 {
 	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ uint32_t *running = NULL;
+	size_t n_running = 0;
+	int r;
 
 	if (!p->conf.ib_partition_dir)
 		return PROLOG_OK;
 	if (ibpart_record_path(p->conf.ib_partition_dir, p->req.job_id,
 			       p->alloc.node, &path) < 0)
 		return PROLOG_NODE_FAULT;
+	if (jobs_active(&running, &n_running) < 0)
+		log_warn("job %u: slurmctld does not say which jobs run: "
+			 "every partition record counts",
+			 p->req.job_id);
 	const char *args[] = { path, NULL };
-	if (journal_append(p->state_fd, "IBRECORD", args) < 0 ||
-	    ibpart_record_write(path, p->req.job_id, pkey, guids, n) < 0)
+	if (journal_append(p->state_fd, "IBRECORD", args) < 0)
+		return PROLOG_NODE_FAULT;
+	r = ibpart_record_write(p->conf.ib_partition_dir, p->alloc.node,
+				p->req.job_id, pkey, guids, n, running,
+				n_running);
+	if (r == -EEXIST) {
+		prolog_record_reason(p, "%s", log_last_error());
+		return PROLOG_JOB_FAULT;
+	}
+	if (r < 0)
 		return PROLOG_NODE_FAULT;
 	log_info("job %u: partition record %s", p->req.job_id, path);
 	return PROLOG_OK;

@@ -2,6 +2,8 @@
 noinst_LTLIBRARIES += common/core/libslurmvm-core.la
 common_core_libslurmvm_core_la_SOURCES = \
 	common/core/clock.h \
+	common/core/fileutil.c \
+	common/core/fileutil.h \
 	common/core/log.c \
 	common/core/log.h \
 	common/core/macro.h \

@@ -38,7 +38,8 @@ int hv_open(const char *uri, struct hypervisor **out)
 	virSetErrorFunc(NULL, hv_error_sink);
 	hv->conn = virConnectOpen(uri);
 	if (!hv->conn) {
-		log_error("cannot reach libvirt at %s: %s", uri, hv_last_error());
+		log_error("cannot reach libvirt at %s: %s", uri,
+			  hv_last_error());
 		free(hv);
 		return -EHOSTDOWN;
 	}
@@ -66,26 +67,60 @@ static bool hv_no_domain(void)
 	return e && e->code == VIR_ERR_NO_DOMAIN;
 }
 
+/* libvirt cannot bound memory on this host at all (no memory cgroup
+ * controller, a driver without memory tunables): the host's problem, not
+ * the job's. */
+static bool hv_limit_unsupported(void)
+{
+	virErrorPtr e = virGetLastError();
+
+	return e && (e->code == VIR_ERR_NO_SUPPORT ||
+		     e->code == VIR_ERR_OPERATION_UNSUPPORTED ||
+		     e->code == VIR_ERR_OPERATION_INVALID ||
+		     e->code == VIR_ERR_CONFIG_UNSUPPORTED);
+}
+
 /* Set live, not as <memtune> in the XML: for a hard_limit in the XML libvirt
  * also raises qemu's RLIMIT_MEMLOCK to it, which needs CAP_SYS_RESOURCE
- * (containers lack it) and is no bound we need. Without a memory cgroup
- * (libvirt says so) qemu stays unbounded: the prolog's plan still keeps the
- * guest's memory within the job's. */
-static void hv_bound_memory(virDomainPtr dom, uint64_t mib)
+ * (containers lack it) and is no bound we need. A guest whose qemu is not
+ * bounded could take other jobs' memory: it never runs. */
+static int hv_bound_memory(virDomainPtr dom, uint64_t mib)
 {
+	/* Before the call that may fail: any libvirt call resets its error. */
+	const char *name = virDomainGetName(dom);
 	virTypedParameterPtr params = NULL;
-	int n = 0, max = 0;
+	int n = 0, max = 0, r = 0;
 
 	if (virTypedParamsAddULLong(&params, &n, &max,
 				    VIR_DOMAIN_MEMORY_HARD_LIMIT,
 				    mib * 1024) < 0 ||
 	    virDomainSetMemoryParameters(dom, params, n,
-					 VIR_DOMAIN_AFFECT_LIVE) < 0)
-		log_warn("qemu of guest %s is not bounded at %" PRIu64
-			 " MiB: %s; check that libvirt has the memory cgroup "
-			 "controller",
-			 virDomainGetName(dom), mib, hv_last_error());
+					 VIR_DOMAIN_AFFECT_LIVE) < 0) {
+		r = hv_limit_unsupported() ? -EOPNOTSUPP : -EIO;
+		log_error("libvirt cannot bound qemu of guest %s at %" PRIu64
+			  " MiB, so it does not run: %s%s",
+			  name, mib, hv_last_error(),
+			  r == -EOPNOTSUPP ? "; check that libvirt has the "
+					     "memory cgroup controller"
+					   : "");
+	}
 	virTypedParamsFree(params, n);
+	return r;
+}
+
+/* The paused @dom runs once its limit is set; else it is destroyed. */
+static int hv_run_bounded(virDomainPtr dom, uint64_t mem_limit_mib)
+{
+	int r = hv_bound_memory(dom, mem_limit_mib);
+
+	if (r == 0 && virDomainResume(dom) < 0) {
+		log_error("libvirt cannot resume the guest: %s",
+			  hv_last_error());
+		r = -EIO;
+	}
+	if (r < 0)
+		virDomainDestroy(dom);
+	return r;
 }
 
 int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib)
@@ -98,15 +133,21 @@ int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib)
 		log_error("libvirt refused the guest: %s", hv_last_error());
 		return -EIO;
 	}
-	if (mem_limit_mib) {
-		hv_bound_memory(dom, mem_limit_mib);
-		if (virDomainResume(dom) < 0) {
-			log_error("libvirt cannot resume the guest: %s",
-				  hv_last_error());
-			virDomainDestroy(dom);
-			r = -EIO;
-		}
-	}
+	if (mem_limit_mib)
+		r = hv_run_bounded(dom, mem_limit_mib);
+	virDomainFree(dom);
+	return r;
+}
+
+int hv_resume_bounded(struct hypervisor *hv, const char *name,
+		      uint64_t mem_limit_mib)
+{
+	virDomainPtr dom = hv_lookup(hv, name);
+	int r;
+
+	if (!dom)
+		return hv_no_domain() ? -ENOENT : -EIO;
+	r = hv_run_bounded(dom, mem_limit_mib);
 	virDomainFree(dom);
 	return r;
 }

@@ -18,8 +18,15 @@ void hv_close(struct hypervisor *hv);
 
 /* Starts a transient domain from @xml. With @mem_limit_mib, qemu's memory
  * hard limit (its cgroup) is set before the guest runs a single
- * instruction: the domain starts paused and is resumed after. */
+ * instruction: the domain starts paused and is resumed after. A guest
+ * whose limit cannot be set is destroyed: -EOPNOTSUPP when libvirt cannot
+ * bound memory on this host (no memory cgroup), -EIO for any other
+ * failure, the reason logged. */
 int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib);
+/* hv_create()'s second half: lets the paused domain @name run once its
+ * memory hard limit is set, and destroys it when that cannot be. */
+int hv_resume_bounded(struct hypervisor *hv, const char *name,
+		      uint64_t mem_limit_mib);
 /* Is a domain of that name running? 1 yes, 0 no, <0 error. */
 int hv_is_running(struct hypervisor *hv, const char *name);
 /* ACPI shutdown, then destroy when it is not gone after @timeout_s. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "devices.h"
+#include "fileutil.h"
 #include "ibpart.h"
 #include "log.h"
 #include "macro.h"
@@ -167,41 +168,6 @@ int ibpart_record_path(const char *dir, uint32_t job_id, const char *node,
 		       : 0;
 }
 
-int ibpart_record_write(const char *path, uint32_t job_id, uint16_t pkey,
-			const uint64_t *guids, size_t n)
-{
-	_cleanup_free_ char *tmp = NULL;
-	FILE *f;
-	int fd, r = 0;
-
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0644);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		r = log_errno(errno, "%s: cannot write", tmp);
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
-	fprintf(f, "# slurm-vm: InfiniBand partition of job %u on this node\n",
-		job_id);
-	fprintf(f, "job %u\npkey 0x%04x\n", job_id, pkey);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "guid 0x%016" PRIx64 "\n", guids[i]);
-	if (fflush(f) != 0 || fsync(fileno(f)) < 0)
-		r = -errno;
-	if (fclose(f) != 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return log_errno(-r, "%s: cannot write", path);
-	}
-	return 0;
-}
-
 struct part {
 	uint32_t job_id;
 	uint16_t pkey;
@@ -300,17 +266,10 @@ static int read_records(const char *dir, struct parts *ps)
 	while (r == 0 && (de = readdir(d)))
 		if (strncmp(de->d_name, RECORD_PREFIX, strlen(RECORD_PREFIX)) ==
 			    0 &&
-		    !strstr(de->d_name, ".tmp"))
+		    !file_is_replace_tmp(de->d_name))
 			r = read_record(dir, de->d_name, ps);
 	closedir(d);
 	return r;
-}
-
-static int cmp_part(const void *a, const void *b)
-{
-	const struct part *x = a, *y = b;
-
-	return (x->job_id > y->job_id) - (x->job_id < y->job_id);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -318,6 +277,85 @@ static int cmp_u32(const void *a, const void *b)
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+static bool job_runs(uint32_t job_id, const uint32_t *running, size_t n_running)
+{
+	return !running ||
+	       bsearch(&job_id, running, n_running, sizeof(*running), cmp_u32);
+}
+
+/* The running job other than @job_id whose record in @dir holds @pkey: 0
+ * when none, 1 with *@holder set. */
+static int pkey_holder(const char *dir, uint32_t job_id, uint16_t pkey,
+		       const uint32_t *running, size_t n_running,
+		       uint32_t *holder)
+{
+	struct parts ps = { 0 };
+	int r = read_records(dir, &ps);
+
+	for (size_t i = 0; r == 0 && i < ps.n; i++)
+		if (ps.v[i].pkey == pkey && ps.v[i].job_id != job_id &&
+		    job_runs(ps.v[i].job_id, running, n_running)) {
+			*holder = ps.v[i].job_id;
+			r = 1;
+		}
+	parts_free(&ps);
+	return r;
+}
+
+static char *record_text(uint32_t job_id, uint16_t pkey, const uint64_t *guids,
+			 size_t n, size_t *len)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "# slurm-vm: InfiniBand partition of job %u on this node\n",
+		job_id);
+	fprintf(f, "job %u\npkey 0x%04x\n", job_id, pkey);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "guid 0x%016" PRIx64 "\n", guids[i]);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+int ibpart_record_write(const char *dir, const char *node, uint32_t job_id,
+			uint16_t pkey, const uint64_t *guids, size_t n,
+			const uint32_t *running, size_t n_running)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	uint32_t holder = 0;
+	size_t len = 0;
+	int r;
+
+	r = pkey_holder(dir, job_id, pkey, running, n_running, &holder);
+	if (r < 0)
+		return r;
+	if (r > 0)
+		return log_errno(EEXIST,
+				 "job %u: its InfiniBand P_Key 0x%04x is held "
+				 "by running job %u (a record in %s): one "
+				 "P_Key would join both jobs' guests; submit "
+				 "again once job %u ended, or ask the "
+				 "administrator to widen IbPKeyRange in "
+				 "vm.conf",
+				 job_id, pkey, holder, dir, holder);
+	if (ibpart_record_path(dir, job_id, node, &path) < 0 ||
+	    !(text = record_text(job_id, pkey, guids, n, &len)))
+		return -ENOMEM;
+	return file_replace(path, text, len, 0644);
+}
+
+static int cmp_part(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	return (x->job_id > y->job_id) - (x->job_id < y->job_id);
 }
 
 /* One member a line: OpenSM reads partitions.conf in lines of 4 KiB, and a
@@ -353,33 +391,34 @@ int ibpart_render(FILE *out, const char *base, const char *dir,
 	for (size_t i = 0; i < ps.n; i++) {
 		struct part *p = &ps.v[i];
 		const struct part *owner = NULL;
+		bool runs = job_runs(p->job_id, running, n_running);
 
-		if (running && !bsearch(&p->job_id, running, n_running,
-					sizeof(*running), cmp_u32)) {
-			st->stale++;
-			p->n = 0;
-			continue;
-		}
-		for (size_t j = 0; j < i && !owner; j++)
-			if (ps.v[j].n && ps.v[j].pkey == p->pkey)
+		for (size_t j = 0; j < i && runs && !owner; j++)
+			if (ps.v[j].pkey == p->pkey &&
+			    job_runs(ps.v[j].job_id, running, n_running))
 				owner = &ps.v[j];
-		if (owner) {
+		if (!runs) {
+			st->stale++;
+		} else if (owner) {
 			log_error(
 				"jobs %u and %u have one P_Key 0x%04x: job %u "
-				"gets no partition; widen IbPKeyRange",
+				"gets no partition, its VFs only limited "
+				"members of Default; widen IbPKeyRange",
 				owner->job_id, p->job_id, p->pkey, p->job_id);
 			st->collisions++;
-			p->n = 0;
-			continue;
+		} else if (p->n) {
+			fprintf(out, "slurmvm_job%u=0x%04x, ipoib :\n",
+				p->job_id, p->pkey);
+			write_members(out, p, "full");
+			st->jobs++;
 		}
+		/* Whatever is left out, a recorded VF is never left a full
+		 * member of the base's Default (ALL=full): it would reach
+		 * every other job's guests. */
 		if (!p->n)
 			continue;
-		fprintf(out, "slurmvm_job%u=0x%04x, ipoib :\n", p->job_id,
-			p->pkey);
-		write_members(out, p, "full");
 		fprintf(out, "Default=0x%04x :\n", IBPART_DEFAULT_PKEY);
 		write_members(out, p, "limited");
-		st->jobs++;
 	}
 	r = ferror(out) ? -EIO : 0;
 out:

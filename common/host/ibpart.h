@@ -55,11 +55,17 @@ int ibpart_vf_read(const char *dir, struct ibpart_vf_state *st);
 int ibpart_vf_write(const char *dir, const struct ibpart_vf_state *st);
 
 /* The record a node's prolog leaves for the subnet manager's side:
- * "<dir>/job-<id>.<node>", written whole (rename) and 0644. */
+ * "<dir>/job-<id>.<node>", written whole (file_replace(): a killed writer
+ * leaves only its FILE_REPLACE_TMP_SUFFIX file, which readers skip and
+ * the IBRECORD undo removes) and 0644. Refused, -EEXIST with the reason
+ * logged (the job that holds it, what to do), when a record in @dir of
+ * another job in @running (sorted; NULL: every record's job counts) holds
+ * @pkey: the two jobs' guests would share a partition. */
 int ibpart_record_path(const char *dir, uint32_t job_id, const char *node,
 		       char **path);
-int ibpart_record_write(const char *path, uint32_t job_id, uint16_t pkey,
-			const uint64_t *guids, size_t n);
+int ibpart_record_write(const char *dir, const char *node, uint32_t job_id,
+			uint16_t pkey, const uint64_t *guids, size_t n,
+			const uint32_t *running, size_t n_running);
 
 struct ibpart_render_stats {
 	unsigned jobs;	     /* partitions written */
@@ -69,9 +75,10 @@ struct ibpart_render_stats {
 
 /* partitions.conf: @base (the site's own, may be NULL) as is, then a
  * partition per job of the records in @dir. Records of jobs not in
- * @running (sorted; NULL: every job counts as running) are left out; of
- * two running jobs with one P_Key the second is, with an error naming
- * both. */
+ * @running (sorted; NULL: every job counts as running) get no partition;
+ * of two running jobs with one P_Key the second gets none, with an error
+ * naming both. Every recorded VF, also of those, is a limited member of
+ * Default. */
 int ibpart_render(FILE *out, const char *base, const char *dir,
 		  const uint32_t *running, size_t n_running,
 		  struct ibpart_render_stats *st);

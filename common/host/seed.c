@@ -315,12 +315,30 @@ static int write_doc(int dirfd, const char *name, const char *text)
 	return 0;
 }
 
+/* The ISO holds the user's keys, groups and network plan: packed in the
+ * seed's directory (root's, 0700: no one else can open it meanwhile), made
+ * the job user's alone (qemu runs as the user; never its group's, which a
+ * site may share among its users) and only then moved to @iso_path. */
+static int iso_give_to_user(int dirfd, const char *iso_path,
+			    const struct user_info *u)
+{
+	_cleanup_close_ int fd = -1;
+
+	fd = openat(dirfd, SEED_ISO_PACKED, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fchown(fd, u->uid, u->gid) < 0 || fchmod(fd, 0600) < 0)
+		return log_errno(errno, "cannot give the seed to uid %u",
+				 (unsigned)u->uid);
+	if (renameat(dirfd, SEED_ISO_PACKED, AT_FDCWD, iso_path) < 0)
+		return log_errno(errno, "cannot move the seed to %s", iso_path);
+	return 0;
+}
+
 int seed_build(const struct seed_params *p, const char *dir_path,
 	       const char *iso_path)
 {
 	_cleanup_free_ char *meta = NULL, *user = NULL, *net = NULL;
 	_cleanup_free_ char *meta_path = NULL, *user_path = NULL,
-			    *net_path = NULL;
+			    *net_path = NULL, *packed = NULL;
 	_cleanup_close_ int dirfd = -1;
 	char out[1024];
 	int r;
@@ -344,18 +362,21 @@ int seed_build(const struct seed_params *p, const char *dir_path,
 		return r;
 	if (asprintf(&meta_path, "%s/meta-data", dir_path) < 0 ||
 	    asprintf(&user_path, "%s/user-data", dir_path) < 0 ||
-	    asprintf(&net_path, "%s/network-config", dir_path) < 0)
+	    asprintf(&net_path, "%s/network-config", dir_path) < 0 ||
+	    asprintf(&packed, "%s/" SEED_ISO_PACKED, dir_path) < 0)
 		return -ENOMEM;
 	/* -r: Rock Ridge names (lower case, '-'), readable by any isofs. */
 	/* clang-format off */
 	char *const argv[] = { SEED_GENISOIMAGE, "-quiet", "-input-charset",
 			       "utf-8", "-volid", SEED_LABEL, "-joliet", "-r",
-			       "-output", (char *)iso_path, meta_path,
+			       "-output", packed, meta_path,
 			       user_path, net_path, (char *)p->agent, NULL };
 	/* clang-format on */
 	r = run_wait(argv, 60, out, sizeof(out));
 	if (r != 0)
 		return log_errno(r < 0 ? r : EIO, "%s for %s failed: %s",
 				 SEED_GENISOIMAGE, iso_path, out);
-	return 0;
+	r = iso_give_to_user(dirfd, iso_path, p->user);
+	/* -EINVAL is the user's (a seed that cannot hold them), never this */
+	return r == -EINVAL ? -EIO : r;
 }

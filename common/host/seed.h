@@ -59,7 +59,10 @@ int seed_network_config(const struct seed_params *p, char **out);
  * that does not finish in time is: -ETIMEDOUT, the job's fault. */
 int seed_read_ssh_keys(const struct user_info *u, char **keys);
 
-/* Writes the documents into @dir_path (an existing directory of root's)
- * and packs them, with the agent when @p->agent is set, into @iso_path. */
+/* Writes the documents into @dir_path (an existing directory of root's,
+ * 0700) and packs them, with the agent when @p->agent is set, into
+ * @iso_path: the job user's, 0600 (packed as @dir_path/SEED_ISO_PACKED,
+ * then moved). */
+#define SEED_ISO_PACKED "seed.iso"
 int seed_build(const struct seed_params *p, const char *dir_path,
 	       const char *iso_path);

@@ -11,12 +11,14 @@
 
 #include "clock.h"
 #include "devices.h"
+#include "fileutil.h"
 #include "hypervisor.h"
 #include "image.h"
 #include "jobnet.h"
 #include "journal.h"
 #include "log.h"
 #include "reclaim.h"
+#include "seed.h"
 #include "strutil.h"
 #include "ibpart.h"
 #include "teardown.h"
@@ -128,7 +130,7 @@ static int undo_relay(struct teardown *t, const char *pidfile)
 static int undo_seed(struct teardown *t, const char *name)
 {
 	static const char *const docs[] = { "meta-data", "user-data",
-					    "network-config" };
+					    "network-config", SEED_ISO_PACKED };
 	_cleanup_free_ char *iso = NULL;
 	_cleanup_close_ int dirfd = -1;
 	int r = 0;
@@ -236,8 +238,15 @@ static int undo_ibguid(char *const *args)
 	return 0;
 }
 
+/* The record, and what a prolog killed while writing it left. */
 static int undo_ibrecord(const char *path)
 {
+	_cleanup_free_ char *tmp = NULL;
+
+	if (asprintf(&tmp, "%s" FILE_REPLACE_TMP_SUFFIX, path) < 0)
+		return -ENOMEM;
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return log_errno(errno, "%s: cannot remove", tmp);
 	if (unlink(path) < 0 && errno != ENOENT)
 		return log_errno(errno, "%s: cannot remove", path);
 	log_info("%s removed", path);
@@ -284,12 +293,22 @@ static bool entry_is_kept_file(const struct journal_entry *e)
 	       strcmp(e->verb, "NVRAM") == 0 || strcmp(e->verb, "SEED") == 0;
 }
 
+/* The records that keep a guest apart from other jobs' (its network's
+ * filters and bridge, its VFs' GUIDs and partition record). */
+static bool entry_isolates(const struct journal_entry *e)
+{
+	return strcmp(e->verb, "NFT") == 0 || strcmp(e->verb, "NETLINK") == 0 ||
+	       strcmp(e->verb, "IBGUID") == 0 ||
+	       strcmp(e->verb, "IBRECORD") == 0;
+}
+
 static int replay(const struct vmconf *conf, int state_fd, bool keep,
 		  bool files_only, struct teardown_result *res)
 {
 	struct teardown t = { .conf = conf,
 			      .state_fd = state_fd,
 			      .keep = keep };
+	const char *running = NULL; /* a guest that could not be stopped */
 	struct journal j;
 	int r;
 
@@ -303,13 +322,27 @@ static int replay(const struct vmconf *conf, int state_fd, bool keep,
 
 		if (files_only && !entry_is_kept_file(e))
 			continue;
+		/* The prolog journals isolation before the guest: replayed
+		 * backwards, the guest's stop came first. Undone while it may
+		 * run, they would open its network and fabric to others;
+		 * kept, the journal undoes them once it has stopped. */
+		if (running && entry_isolates(e)) {
+			log_error("journal record %s kept: guest %s may still "
+				  "run; `slurm-vm cleanup` undoes it once the "
+				  "guest is stopped",
+				  e->verb, running);
+			res->kept++;
+			continue;
+		}
 		r = teardown_entry(&t, e);
 		res->steps++;
 		if (r < 0)
 			res->failed++;
 		/* A guest that may still run may still hold devices. */
-		if (r < 0 && strcmp(e->verb, "DOMAIN") == 0)
+		if (r < 0 && strcmp(e->verb, "DOMAIN") == 0) {
 			t.node_unsafe = true;
+			running = e->n_args == 1 ? e->args[0] : "?";
+		}
 		if (res->n_timed < TEARDOWN_TIMED_STEPS) {
 			struct teardown_step_time *st =
 				&res->timed[res->n_timed++];

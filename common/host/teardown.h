@@ -16,6 +16,10 @@
  * node is unsafe), DOMAIN <name>, RELAY <pidfile in the
  * state dir>, and the job network's NETLINK <ifname> and NFT <family>
  * <table> (jobnet.h).
+ *
+ * A guest that could not be stopped (DOMAIN failed) may still run: the
+ * records that keep it apart from other jobs (NFT, NETLINK, IBGUID,
+ * IBRECORD) are then left as they are (counted in kept) for a later replay.
  */
 #include <stdbool.h>
 
@@ -33,6 +37,7 @@ struct teardown_step_time {
 struct teardown_result {
 	unsigned steps;
 	unsigned failed;
+	unsigned kept;	  /* isolation records left while the guest may run */
 	bool node_unsafe; /* a guest may still run and hold its devices */
 	struct teardown_step_time timed[TEARDOWN_TIMED_STEPS]; /* the first */
 	unsigned n_timed;

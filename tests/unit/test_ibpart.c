@@ -4,6 +4,7 @@
  * records and the partitions.conf made of them. */
 #include "config.h"
 
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "devices.h"
+#include "fileutil.h"
 #include "ibpart.h"
 #include "log.h"
 #include "macro.h"
@@ -163,15 +165,39 @@ static char *render(const uint32_t *running, size_t n,
 	return text;
 }
 
-static void record(uint32_t job, const char *node, uint16_t pkey,
-		   const uint64_t *g, size_t n)
+static int record_running(uint32_t job, const char *node, uint16_t pkey,
+			  const uint64_t *g, size_t n, const uint32_t *running,
+			  size_t n_running)
 {
-	_cleanup_free_ char *path = NULL;
 	char dir[256];
 
 	snprintf(dir, sizeof(dir), "%s/rec", tmp);
-	assert_int_equal(ibpart_record_path(dir, job, node, &path), 0);
-	assert_int_equal(ibpart_record_write(path, job, pkey, g, n), 0);
+	return ibpart_record_write(dir, node, job, pkey, g, n, running,
+				   n_running);
+}
+
+static void record(uint32_t job, const char *node, uint16_t pkey,
+		   const uint64_t *g, size_t n)
+{
+	assert_int_equal(record_running(job, node, pkey, g, n, NULL, 0), 0);
+}
+
+/* A record file written by hand: as a prolog killed before its rename
+ * leaves it (@suffix FILE_REPLACE_TMP_SUFFIX), or one that slipped past
+ * the check (""). */
+static void record_raw(uint32_t job, const char *node, const char *suffix,
+		       uint16_t pkey, uint64_t guid)
+{
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/rec/job-%u.%s%s", tmp, job, node,
+		 suffix);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "job %u\npkey 0x%04x\nguid 0x%016" PRIx64 "\n", job, pkey,
+		guid);
+	fclose(f);
 }
 
 static void test_records_render(void **state)
@@ -205,19 +231,57 @@ static void test_records_render(void **state)
 	assert_int_equal(st.jobs, 1);
 	assert_int_equal(st.stale, 1);
 	assert_null(strstr(some, "job99"));
-	/* a second running job on the same P_Key: left out, named */
-	record(100, "n3", 0x1063, c, 1);
+	/* ...but its VFs stay limited members of Default, never left full
+	 * members through the base's ALL=full */
+	assert_non_null(strstr(some, "Default=0x7fff :\n"
+				     "\t0x0200000000630003=limited;\n"));
+	/* a second running job on the same P_Key (its record written past
+	 * the prolog's check, e.g. by two prologs at once): no partition,
+	 * named, its VFs limited members of Default */
+	record_raw(100, "n3", "", 0x1063, c[0]);
 	clash = render(NULL, 0, &st);
 	assert_int_equal(st.collisions, 1);
 	assert_null(strstr(clash, "job100"));
 	assert_non_null(strstr(log_last_error(), "jobs 99 and 100"));
-	/* half-written records (.tmp) and foreign files are not read */
-	snprintf(path, sizeof(path), "%s/rec/job-5.n1.tmp", tmp);
-	fclose(fopen(path, "w"));
+	assert_non_null(strstr(clash, "Default=0x7fff :\n"
+				      "\t0x0200000000640003=limited;\n"));
+	/* half-written records and foreign files are not read */
+	record_raw(5, "n1", FILE_REPLACE_TMP_SUFFIX, 0x1005,
+		   0x0200000000140003ull);
 	snprintf(path, sizeof(path), "%s/rec/README", tmp);
 	fclose(fopen(path, "w"));
 	free(render(NULL, 0, &st));
 	assert_int_equal(st.jobs, 2);
+}
+
+/* The prolog of a job whose P_Key a running job's record holds is
+ * refused, saying which job and what to do; the record of an ended job
+ * does not count, nor does the job's own record of another node. */
+static void test_pkey_clash_refused(void **state)
+{
+	const uint64_t a[] = { 0x0200000000c80003ull };
+	const uint64_t b[] = { 0x0200000000c90003ull };
+	const uint32_t running_both[] = { 200, 201 };
+	const uint32_t running_201[] = { 201 };
+	char path[300];
+
+	assert_int_equal(record_running(200, "n1", 0x10c8, a, 1, NULL, 0), 0);
+	assert_int_equal(record_running(200, "n2", 0x10c8, a, 1, NULL, 0), 0);
+	assert_int_equal(
+		record_running(201, "n3", 0x10c8, b, 1, running_both, 2),
+		-EEXIST);
+	assert_non_null(strstr(log_last_error(), "P_Key 0x10c8"));
+	assert_non_null(strstr(log_last_error(), "running job 200"));
+	assert_non_null(strstr(log_last_error(), "IbPKeyRange"));
+	snprintf(path, sizeof(path), "%s/rec/job-201.n3", tmp);
+	assert_int_equal(access(path, F_OK), -1);
+	/* no other file either */
+	snprintf(path, sizeof(path),
+		 "%s/rec/job-201.n3" FILE_REPLACE_TMP_SUFFIX, tmp);
+	assert_int_equal(access(path, F_OK), -1);
+	/* job 200 ended: its record holds nothing */
+	assert_int_equal(
+		record_running(201, "n3", 0x10c8, b, 1, running_201, 1), 0);
 }
 
 int main(void)
@@ -229,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_connectx456),
 		cmocka_unit_test(test_connectx3_refused),
 		cmocka_unit_test(test_records_render),
+		cmocka_unit_test(test_pkey_clash_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -4,7 +4,8 @@
 # tests/unit/opensm-parse.c; scripts/install-deps.sh --opensm-source fetches
 # it): the site's partitions kept, each running job's VFs full members of
 # its P_Key and limited members of Default (which demotes them from the
-# base's ALL=full), a 1024-node job past OpenSM's 4 KiB line, a base
+# base's ALL=full), also a job left without a partition by a P_Key clash,
+# a 1024-node job past OpenSM's 4 KiB line, a base
 # without Default refused, and a broken file refused by OpenSM itself.
 set -eu
 build=${BUILD_DIR:-$(pwd)}
@@ -107,6 +108,19 @@ rc=0
 "$t/opensm-parse" "$t/big.conf" >"$t/big.parsed" 2>"$t/err" || rc=$?
 check "1024 nodes: OpenSM reads all 2048 members" \
 	"[ $rc = 0 ] && [ \$(grep -c '^member slurmvm_job4242 .* full$' '$t/big.parsed') = 2048 ]"
+
+# two running jobs on one P_Key (their prologs at once): the second gets no
+# partition and is named, but its VF is a limited member of Default all the
+# same, never left a full one by the base's ALL
+rm -f "$t/rec/"*
+printf 'job 99\npkey 0x1063\nguid 0x0200000018c00001\n' >"$t/rec/job-99.n1"
+printf 'job 100\npkey 0x1063\nguid 0x0200000019000001\n' >"$t/rec/job-100.n1"
+rc=0
+svm --base "$t/base" --records "$t/rec" --dry-run >"$t/clash.conf" 2>"$t/err" || rc=$?
+prc=0
+"$t/opensm-parse" "$t/clash.conf" >"$t/clash.parsed" 2>/dev/null || prc=$?
+check "a P_Key clash: named, no partition, its VF a limited member of Default" \
+	"[ $rc = 1 ] && [ $prc = 0 ] && grep -q 'jobs 99 and 100' '$t/err' && ! grep -q slurmvm_job100 '$t/clash.parsed' && grep -q '^member Default 0x0200000019000001 limited$' '$t/clash.parsed'"
 
 # the parser really refuses a bad file
 printf 'broken=notakey, ipoib : ALL=full;\n' >"$t/bad"

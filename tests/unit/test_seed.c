@@ -276,14 +276,26 @@ static void test_shares(void **state)
 static void test_iso(void **state)
 {
 	struct seed_params p = params();
+	struct user_info user = test_user;
 	char dir[512], iso[512], cmd[1200];
+	struct stat st;
 
 	if (access(SEED_GENISOIMAGE, X_OK) != 0)
 		skip();
 	snprintf(dir, sizeof(dir), "%s/seed", top);
 	snprintf(iso, sizeof(iso), "%s/seed.iso", top);
 	assert_int_equal(mkdir(dir, 0700), 0);
+	if (geteuid() != 0) { /* only root gives files away */
+		user.uid = getuid();
+		user.gid = getgid();
+	}
+	p.user = &user;
 	assert_int_equal(seed_build(&p, dir, iso), 0);
+	/* the user's keys, groups and network plan: the job user's alone
+	 * (qemu runs as the user), never its primary group's */
+	assert_int_equal(stat(iso, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, user.uid);
 	snprintf(cmd, sizeof(cmd),
 		 "isoinfo -d -i %s | grep -qx 'Volume id: cidata' && "
 		 "isoinfo -R -f -i %s | sort | tr '\\n' ' ' | "

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileutil.h"
+#include "log.h"
+#include "macro.h"
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int file_replace(const char *path, const void *data, size_t len, mode_t mode)
+{
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	int r = 0;
+
+	if (asprintf(&tmp, "%s" FILE_REPLACE_TMP_SUFFIX, path) < 0)
+		return -ENOMEM;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  mode);
+	if (fd < 0)
+		return log_errno(errno, "%s: cannot write", tmp);
+	/* A leftover taken over keeps its mode unless told. */
+	if (fchmod(fd, mode) < 0)
+		r = -errno;
+	if (r == 0)
+		r = write_all(fd, data, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return log_errno(-r, "%s: cannot replace", path);
+	}
+	return 0;
+}
+
+bool file_is_replace_tmp(const char *name)
+{
+	size_t n = strlen(name), s = strlen(FILE_REPLACE_TMP_SUFFIX);
+
+	return n >= s && strcmp(name + n - s, FILE_REPLACE_TMP_SUFFIX) == 0;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Files replaced whole: readers see the old file or the new one, never a
+ * part of either.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The temporary file beside @path that file_replace() writes first. A
+ * writer killed meanwhile leaves it; the next writer of @path takes it over
+ * and readers of the directory skip names that end with it. */
+#define FILE_REPLACE_TMP_SUFFIX ".slurm-vm.tmp"
+
+/* Replaces @path with @len bytes of @data, mode @mode: written to @path
+ * FILE_REPLACE_TMP_SUFFIX (never through a link), synced, renamed over
+ * @path; on failure the temporary file is removed and the reason logged. */
+int file_replace(const char *path, const void *data, size_t len, mode_t mode);
+/* Does @name end with FILE_REPLACE_TMP_SUFFIX? */
+bool file_is_replace_tmp(const char *name);
