@@ -2,8 +2,9 @@
 /*
  * The host's side of hostcmd.h: runs the Slurm commands a --vm-batch script
  * starts in the guest, as the job user (a child of the batch task's own
- * slurm-vm-exec), each with the command line, environment and working
- * directory it had in the guest, its output back, then its exit status.
+ * slurm-vm-exec), each with the command line and working directory it had
+ * in the guest, the batch step's environment with the guest's Slurm option
+ * variables (hostcmd_env.h), its output back, then its exit status.
  */
 #include "config.h"
 
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "hostcmd.h"
+#include "hostcmd_env.h"
 #include "log.h"
 #include "macro.h"
 #include "proto.h"
@@ -26,6 +28,8 @@
 
 /* Stop reading the commands' output while this much waits for the guest. */
 #define SERVER_BUF_MAX (1024u * 1024u)
+
+extern char **environ;
 
 struct hcmd {
 	uint32_t session; /* 0: a free slot */
@@ -72,13 +76,15 @@ static void hcmd_refuse(uint32_t session, const char *text)
 }
 
 static _Noreturn void hcmd_child(const struct proto_exec *m, const char *path,
-				 const int out[2], const int err[2])
+				 char *const *env, const int out[2],
+				 const int err[2])
 {
 	sigset_t none;
 	int null = open("/dev/null", O_RDONLY);
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL); /* slurm-vm-exec ignores it */
 	setpgid(0, 0);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0 ||
 	    dup2(err[1], 2) < 0)
@@ -90,7 +96,7 @@ static _Noreturn void hcmd_child(const struct proto_exec *m, const char *path,
 			"slurm-vm: %s: %s is not on the host, running "
 			"in the job's directory\n",
 			m->argv[0], m->cwd);
-	execve(path, m->argv, m->env);
+	execve(path, m->argv, env);
 	fprintf(stderr, "slurm-vm: cannot run %s: %s\n", path, strerror(errno));
 	_exit(127);
 }
@@ -98,6 +104,8 @@ static _Noreturn void hcmd_child(const struct proto_exec *m, const char *path,
 static void hcmd_start(uint32_t session, const struct proto_exec *m)
 {
 	_cleanup_free_ char *path = hcmd_path(m->argv[0]);
+	/* The batch step's environment, with the guest's option variables. */
+	_cleanup_free_ char **env = hostcmd_env_build(environ, m->env);
 	struct hcmd *c = NULL;
 	int out[2], err[2];
 
@@ -117,7 +125,7 @@ static void hcmd_start(uint32_t session, const struct proto_exec *m)
 		hcmd_refuse(session, text);
 		return;
 	}
-	if (pipe2(out, O_CLOEXEC) < 0)
+	if (!env || pipe2(out, O_CLOEXEC) < 0)
 		goto fail;
 	if (pipe2(err, O_CLOEXEC) < 0) {
 		close(out[0]);
@@ -126,7 +134,7 @@ static void hcmd_start(uint32_t session, const struct proto_exec *m)
 	}
 	c->pid = fork();
 	if (c->pid == 0)
-		hcmd_child(m, path, out, err);
+		hcmd_child(m, path, env, out, err);
 	close(out[1]);
 	close(err[1]);
 	if (c->pid < 0) {

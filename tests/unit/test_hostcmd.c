@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The host's server of a --vm-batch script's Slurm commands (hostcmd.h),
+ * run in a child over a socketpair whose other end plays a hostile guest:
+ * the environment a command gets is the batch step's plus the guest's
+ * checked Slurm option variables. */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "hostcmd.h"
+#include "hostcmd_env.h"
+#include "proto.h"
+#include "util.h"
+
+static pid_t server_start(int *guest)
+{
+	int sv[2];
+	pid_t pid;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(sv[0]);
+		signal(SIGPIPE, SIG_IGN); /* as in slurm-vm-exec */
+		hostcmd_serve(sv[1]);
+	}
+	close(sv[1]);
+	fd_set_nonblock(sv[0], true);
+	*guest = sv[0];
+	return pid;
+}
+
+static void server_stop(pid_t pid, int guest)
+{
+	int status;
+
+	close(guest);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void put_exec(struct proto_buf *b, uint32_t session, char **argv,
+		     char **env)
+{
+	struct proto_exec m = { .cwd = "/", .argv = argv, .env = env };
+
+	assert_int_equal(proto_put_exec(b, session, &m), 0);
+}
+
+static void test_env_allowed(void **state)
+{
+	char long_value[HOSTCMD_ENV_VALUE_MAX + 32] = "SLURM_JOB_NAME=";
+	static const char *const good[] = {
+		"SLURM_NTASKS=2",	  "SBATCH_TIMELIMIT=10",
+		"SRUN_CPUS_PER_TASK=4",	  "SQUEUE_FORMAT=%i %j",
+		"SLURM_VM_IMAGE=a.qcow2", "SLURM_EXPORT_ENV=NONE",
+		"SALLOC_PARTITION=debug", "SLURM_JOB_NAME=",
+	};
+	static const char *const bad[] = {
+		"LD_PRELOAD=/tmp/x.so",
+		"LD_LIBRARY_PATH=/tmp",
+		"PATH=/tmp",
+		"PMIX_SERVER_URI=tcp4://127.0.0.1:1",
+		"SLURM_CONF=/tmp/x",
+		"SLURM_CONF_SERVER=evil:6817",
+		"SLURM_PROLOG=/tmp/x",
+		"SLURM_EPILOG=/tmp/x",
+		"SLURM_TASK_PROLOG=/tmp/x",
+		"SLURM_TASK_EPILOG=/tmp/x",
+		"SLURM_CONTAINER=/tmp/bundle",
+		"SLURM_TIME_FORMAT=\x1b[2J",
+		"SLURM_JOB_NAME=a\nb",
+		"SLURM-X=1",
+		"SLURM_NTASKS",
+		"_SLURM_SPANK_OPTION_x=1",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(hostcmd_env_allowed(good[i]));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(hostcmd_env_allowed(bad[i]));
+	memset(long_value + strlen(long_value), 'a', HOSTCMD_ENV_VALUE_MAX + 1);
+	long_value[sizeof(long_value) - 1] = '\0';
+	assert_false(hostcmd_env_allowed(long_value));
+	long_value[strlen("SLURM_JOB_NAME=") + HOSTCMD_ENV_VALUE_MAX] = '\0';
+	assert_true(hostcmd_env_allowed(long_value));
+}
+
+static void test_env_build(void **state)
+{
+	char *host[] = { "PATH=/usr/bin", "SLURM_JOB_ID=7", "SLURM_NTASKS=1",
+			 NULL };
+	char *guest[] = { "PATH=/tmp",	    "LD_PRELOAD=/tmp/x.so",
+			  "SLURM_NTASKS=2", "SLURM_CONF=/tmp/x",
+			  "SBATCH_QOS=low", NULL };
+	char **env = hostcmd_env_build(host, guest);
+
+	(void)state;
+	assert_non_null(env);
+	assert_string_equal(env[0], "PATH=/usr/bin");
+	assert_string_equal(env[1], "SLURM_JOB_ID=7");
+	assert_string_equal(env[2], "SLURM_NTASKS=2");
+	assert_string_equal(env[3], "SBATCH_QOS=low");
+	assert_null(env[4]);
+	free(env);
+}
+
+/* Frames from @guest until session @session's EXIT; its stdout into @out. */
+static void read_until_exit(int guest, uint32_t session, struct proto_buf *out)
+{
+	struct proto_reader rd;
+	struct proto_frame f;
+	bool done = false;
+
+	assert_int_equal(proto_reader_init(&rd), 0);
+	while (!done) {
+		struct pollfd p = { guest, POLLIN, 0 };
+		const uint8_t *data;
+		size_t len;
+		uint8_t st;
+
+		assert_int_equal(poll(&p, 1, 10000), 1);
+		assert_int_equal(proto_reader_pull(&rd, guest), 0);
+		while (proto_reader_next(&rd, &f) > 0) {
+			assert_int_equal(f.hdr.session, session);
+			if (f.hdr.kind == PROTO_EXIT)
+				done = true;
+			if (f.hdr.kind == PROTO_DATA &&
+			    proto_decode_data(f.payload, f.length, &st, &data,
+					      &len) == 0 &&
+			    st == PROTO_STDOUT)
+				proto_buf_append(out, data, len);
+		}
+	}
+	proto_buf_append(out, "", 1);
+	proto_reader_free(&rd);
+}
+
+static bool has_line(const char *text, const char *line)
+{
+	size_t len = strlen(line);
+
+	for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+		if (!strncmp(p, line, len) && (p[len] == '\n' || !p[len]))
+			return true;
+	return false;
+}
+
+static bool has_name(const char *text, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+		if (!strncmp(p, name, len) && p[len] == '=')
+			return true;
+	return false;
+}
+
+/* The host's srun (here: a script printing its environment, first in the
+ * server's PATH) sees the batch step's environment and the guest's good
+ * option variable, nothing else the guest sent. */
+static void test_command_env(void **state)
+{
+	char dir[] = "/tmp/test_hostcmd.XXXXXX", script[64], path[128];
+	char long_value[HOSTCMD_ENV_VALUE_MAX + 32] = "SLURM_JOB_NAME=";
+	char *argv[] = { "srun", NULL };
+	char *env[] = { "LD_PRELOAD=/tmp/evil.so",
+			"SLURM_CONF=/tmp/x",
+			"PMIX_SERVER_URI=tcp4://127.0.0.1:1",
+			"PATH=/tmp",
+			"SLURM_NTASKS=2",
+			"SLURM_TIME_FORMAT=\x1b]0;x\x07",
+			long_value,
+			NULL };
+	struct proto_buf b = { 0 }, out = { 0 };
+	const char *text;
+	FILE *f;
+	int guest;
+	pid_t pid;
+
+	(void)state;
+	memset(long_value + strlen(long_value), 'a', HOSTCMD_ENV_VALUE_MAX + 1);
+	long_value[sizeof(long_value) - 1] = '\0';
+	assert_non_null(mkdtemp(dir));
+	snprintf(script, sizeof(script), "%s/srun", dir);
+	f = fopen(script, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\nexec env\n", f);
+	fclose(f);
+	assert_int_equal(chmod(script, 0755), 0);
+	/* The batch step's environment. */
+	snprintf(path, sizeof(path), "%s:/usr/bin:/bin", dir);
+	setenv("PATH", path, 1);
+	setenv("SLURM_JOB_ID", "4242", 1);
+	setenv("SLURM_NTASKS", "1", 1);
+	unsetenv("LD_PRELOAD");
+	unsetenv("SLURM_CONF");
+	unsetenv("PMIX_SERVER_URI");
+	unsetenv("SLURM_TIME_FORMAT");
+	unsetenv("SLURM_JOB_NAME");
+
+	pid = server_start(&guest);
+	put_exec(&b, 1, argv, env);
+	assert_int_equal(
+		write_all(guest, proto_buf_head(&b), proto_buf_pending(&b)), 0);
+	read_until_exit(guest, 1, &out);
+	server_stop(pid, guest);
+	text = (const char *)proto_buf_head(&out);
+
+	assert_true(has_line(text, "SLURM_JOB_ID=4242"));
+	assert_true(has_line(text, "SLURM_NTASKS=2"));
+	assert_false(has_line(text, "SLURM_NTASKS=1"));
+	assert_true(has_name(text, "PATH"));
+	assert_false(has_line(text, "PATH=/tmp"));
+	assert_false(has_name(text, "LD_PRELOAD"));
+	assert_false(has_name(text, "SLURM_CONF"));
+	assert_false(has_name(text, "PMIX_SERVER_URI"));
+	assert_false(has_name(text, "SLURM_TIME_FORMAT"));
+	assert_false(has_name(text, "SLURM_JOB_NAME"));
+
+	proto_buf_free(&b);
+	proto_buf_free(&out);
+	unlink(script);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_env_allowed),
+		cmocka_unit_test(test_env_build),
+		cmocka_unit_test(test_command_env),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
