@@ -26,7 +26,10 @@
 #include "proto.h"
 #include "util.h"
 
-/* Stop reading the commands' output while this much waits for the guest. */
+/* While this much waits for the guest, stop reading the commands' output
+ * and the guest's requests (each may be answered by a refusal): a guest
+ * that does not read its answers is not heard, as the relay does with its
+ * clients. The queue stays under this plus a frame and the EXITs. */
 #define SERVER_BUF_MAX (1024u * 1024u)
 
 extern char **environ;
@@ -239,6 +242,21 @@ static void srv_frame(const struct proto_frame *f)
 	}
 }
 
+static bool srv_room(void)
+{
+	return proto_buf_pending(&srv.out) < SERVER_BUF_MAX;
+}
+
+/* The guest's requests while their answers have room; the rest wait in the
+ * reader (of bounded size) until the guest reads. */
+static void srv_dispatch(void)
+{
+	struct proto_frame f;
+
+	while (srv_room() && proto_reader_next(&srv.rd, &f) > 0)
+		srv_frame(&f);
+}
+
 /* The guest's side is gone (the script ended): so are its commands. */
 static _Noreturn void srv_end(void)
 {
@@ -262,13 +280,16 @@ _Noreturn void hostcmd_serve(int fd)
 		_exit(1);
 	for (;;) {
 		struct pollfd p[2 + 2 * HOSTCMD_MAX];
-		bool room = proto_buf_pending(&srv.out) < SERVER_BUF_MAX;
-		struct proto_frame f;
-		int n = 2, k;
+		bool room;
+		int n = 2;
 
+		srv_dispatch();
+		room = srv_room();
 		p[0] = (struct pollfd){
 			srv.fd,
-			POLLIN | (proto_buf_pending(&srv.out) ? POLLOUT : 0), 0
+			(room ? POLLIN : 0) |
+				(proto_buf_pending(&srv.out) ? POLLOUT : 0),
+			0
 		};
 		p[1] = (struct pollfd){ srv.sig_fd, POLLIN, 0 };
 		for (size_t i = 0; i < HOSTCMD_MAX; i++)
@@ -283,20 +304,22 @@ _Noreturn void hostcmd_serve(int fd)
 			srv_end();
 		if (p[1].revents & POLLIN)
 			srv_reap();
-		if (p[0].revents & POLLOUT)
-			proto_buf_write(&srv.out, srv.fd);
-		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			k = proto_reader_pull(&srv.rd, srv.fd);
-			while (proto_reader_next(&srv.rd, &f) > 0)
-				srv_frame(&f);
-			if (k < 0)
+		if (p[0].revents & POLLOUT) {
+			ssize_t w = proto_buf_write(&srv.out, srv.fd);
+
+			if (w < 0 && w != -EAGAIN)
 				srv_end();
 		}
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR) &&
+		    proto_reader_pull(&srv.rd, srv.fd) < 0)
+			srv_end();
+		/* Room is checked again for each read: one read adds at most
+		 * a frame. */
 		n = 2;
 		for (size_t i = 0; i < HOSTCMD_MAX; i++)
 			for (int st = PROTO_STDOUT; st <= PROTO_STDERR; st++)
-				if (p[n++].revents && srv.c[i].session &&
-				    srv.c[i].fd[st] >= 0)
+				if (p[n++].revents && srv_room() &&
+				    srv.c[i].session && srv.c[i].fd[st] >= 0)
 					hcmd_read(&srv.c[i], st);
 	}
 }

@@ -2,7 +2,8 @@
 /* The host's server of a --vm-batch script's Slurm commands (hostcmd.h),
  * run in a child over a socketpair whose other end plays a hostile guest:
  * the environment a command gets is the batch step's plus the guest's
- * checked Slurm option variables. */
+ * checked Slurm option variables, and a guest that never reads its answers
+ * cannot grow the server's queue. */
 #include "config.h"
 
 #include <errno.h>
@@ -25,6 +26,12 @@
 #include "hostcmd_env.h"
 #include "proto.h"
 #include "util.h"
+
+/* Over the server's 1 MiB bound plus what the socket buffers and the
+ * reader hold, far under the flood. */
+#define FLOOD_BYTES	     (16u * 1024u * 1024u)
+#define FLOOD_ACCEPTED_MAX   (4u * 1024u * 1024u)
+#define FLOOD_MEMORY_MAX_KIB (16u * 1024u)
 
 static pid_t server_start(int *guest)
 {
@@ -61,6 +68,25 @@ static void put_exec(struct proto_buf *b, uint32_t session, char **argv,
 	struct proto_exec m = { .cwd = "/", .argv = argv, .env = env };
 
 	assert_int_equal(proto_put_exec(b, session, &m), 0);
+}
+
+/* Bytes of the server's memory in use (VmRSS, or VmHWM: its peak), KiB. */
+static unsigned long proc_kib(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	unsigned long kib = 0;
+	size_t len = strlen(field);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, len) && line[len] == ':')
+			kib = strtoul(line + len + 1, NULL, 10);
+	fclose(f);
+	assert_true(kib > 0);
+	return kib;
 }
 
 static void test_env_allowed(void **state)
@@ -241,12 +267,91 @@ static void test_command_env(void **state)
 	rmdir(dir);
 }
 
+/* Sends refused requests (each answered by an error and an EXIT) without
+ * reading, until the server stops taking them for a second or the flood
+ * is out. Returns the requests sent whole; @b keeps what is not out. */
+static uint32_t flood(int guest, struct proto_buf *b, size_t *sent)
+{
+	char *argv[] = { "not-a-slurm-command", NULL };
+	char *env[] = { NULL };
+	uint32_t queued = 0;
+
+	*sent = 0;
+	while (*sent < FLOOD_BYTES) {
+		struct pollfd p = { guest, POLLOUT, 0 };
+		ssize_t n;
+
+		while (proto_buf_pending(b) < 65536)
+			put_exec(b, ++queued, argv, env);
+		if (poll(&p, 1, 1000) == 0)
+			break;
+		n = proto_buf_write(b, guest);
+		assert_true(n >= 0 || n == -EAGAIN);
+		if (n > 0)
+			*sent += (size_t)n;
+	}
+	return queued;
+}
+
+/* Reads the answers while the rest of @b goes out: every request gets its
+ * EXIT once the guest reads. */
+static void drain(int guest, struct proto_buf *b, uint32_t requests)
+{
+	struct proto_reader rd;
+	struct proto_frame f;
+	uint32_t exits = 0;
+
+	assert_int_equal(proto_reader_init(&rd), 0);
+	while (exits < requests) {
+		struct pollfd p = {
+			guest, POLLIN | (proto_buf_pending(b) ? POLLOUT : 0), 0
+		};
+
+		assert_int_equal(poll(&p, 1, 10000), 1);
+		if (p.revents & POLLOUT)
+			proto_buf_write(b, guest);
+		if (p.revents & POLLIN)
+			assert_int_equal(proto_reader_pull(&rd, guest), 0);
+		while (proto_reader_next(&rd, &f) > 0)
+			if (f.hdr.kind == PROTO_EXIT)
+				exits++;
+	}
+	assert_int_equal(proto_buf_pending(b), 0);
+	proto_reader_free(&rd);
+}
+
+static void test_unread_answers_bounded(void **state)
+{
+	struct proto_buf b = { 0 };
+	unsigned long before, peak;
+	uint32_t requests;
+	size_t sent;
+	int guest;
+	pid_t pid;
+
+	(void)state;
+	pid = server_start(&guest);
+	before = proc_kib(pid, "VmRSS");
+	requests = flood(guest, &b, &sent);
+	peak = proc_kib(pid, "VmHWM");
+	print_message("flood: %zu bytes taken, server memory %lu -> %lu KiB\n",
+		      sent, before, peak);
+	/* The server stopped reading us, its queue (memory) stayed small. */
+	assert_true(sent < FLOOD_ACCEPTED_MAX);
+	assert_true(peak - before < FLOOD_MEMORY_MAX_KIB);
+	/* And it answers everything once we read. */
+	drain(guest, &b, requests);
+	server_stop(pid, guest);
+	proto_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env_allowed),
 		cmocka_unit_test(test_env_build),
 		cmocka_unit_test(test_command_env),
+		cmocka_unit_test(test_unread_answers_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
