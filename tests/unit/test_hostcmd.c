@@ -270,10 +270,9 @@ static void test_command_env(void **state)
 /* Sends refused requests (each answered by an error and an EXIT) without
  * reading, until the server stops taking them for a second or the flood
  * is out. Returns the requests sent whole; @b keeps what is not out. */
-static uint32_t flood(int guest, struct proto_buf *b, size_t *sent)
+static uint32_t flood(int guest, struct proto_buf *b, char **argv, char **env,
+		      size_t *sent)
 {
-	char *argv[] = { "not-a-slurm-command", NULL };
-	char *env[] = { NULL };
 	uint32_t queued = 0;
 
 	*sent = 0;
@@ -322,7 +321,9 @@ static void drain(int guest, struct proto_buf *b, uint32_t requests)
 
 static void test_unread_answers_bounded(void **state)
 {
-	struct proto_buf b = { 0 };
+	char *argv[] = { "not-a-slurm-command", NULL };
+	char *env[] = { NULL };
+	struct proto_buf b = { 0 }, answer = { 0 };
 	unsigned long before, peak;
 	uint32_t requests;
 	size_t sent;
@@ -331,8 +332,14 @@ static void test_unread_answers_bounded(void **state)
 
 	(void)state;
 	pid = server_start(&guest);
+	/* Its memory once it has answered a first request. */
+	put_exec(&b, 1, argv, env);
+	assert_int_equal(
+		write_all(guest, proto_buf_head(&b), proto_buf_pending(&b)), 0);
+	proto_buf_consume(&b, proto_buf_pending(&b));
+	read_until_exit(guest, 1, &answer);
 	before = proc_kib(pid, "VmRSS");
-	requests = flood(guest, &b, &sent);
+	requests = flood(guest, &b, argv, env, &sent);
 	peak = proc_kib(pid, "VmHWM");
 	print_message("flood: %zu bytes taken, server memory %lu -> %lu KiB\n",
 		      sent, before, peak);
@@ -343,6 +350,7 @@ static void test_unread_answers_bounded(void **state)
 	drain(guest, &b, requests);
 	server_stop(pid, guest);
 	proto_buf_free(&b);
+	proto_buf_free(&answer);
 }
 
 int main(void)
