@@ -2,11 +2,14 @@
 /* Which of the guest's environment a host command gets (hostcmd_env.h). */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hostcmd_env.h"
 #include "macro.h"
+#include "proto.h"
+#include "strutil.h"
 
 /* The option variables of the Slurm commands a script can run. */
 static const char *const allowed_prefixes[] = {
@@ -42,27 +45,40 @@ static bool is_name_char(char c)
 	       (c >= '0' && c <= '9') || c == '_';
 }
 
-bool hostcmd_env_allowed(const char *entry)
+static bool is_printable(const char *s)
+{
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			return false;
+	return true;
+}
+
+enum hostcmd_env_kind hostcmd_env_kind(const char *entry)
 {
 	const char *eq = strchr(entry, '=');
-	size_t len;
+	size_t len, vlen;
 
-	if (!eq)
-		return false;
+	if (!eq || eq == entry || (entry[0] >= '0' && entry[0] <= '9'))
+		return HOSTCMD_ENV_REFUSED;
 	len = (size_t)(eq - entry);
 	for (size_t i = 0; i < len; i++)
 		if (!is_name_char(entry[i]))
-			return false;
-	if (!has_prefix(entry, len, allowed_prefixes,
-			ARRAY_SIZE(allowed_prefixes)) ||
+			return HOSTCMD_ENV_REFUSED;
+	vlen = strlen(eq + 1);
+	if (!strncmp(entry, PROTO_ENV_GUEST_PREFIX,
+		     strlen(PROTO_ENV_GUEST_PREFIX)) ||
 	    has_prefix(entry, len, refused_prefixes,
 		       ARRAY_SIZE(refused_prefixes)))
-		return false;
-	for (const char *v = eq + 1; *v; v++)
-		if (*v < 0x20 || *v > 0x7e ||
-		    (size_t)(v - eq) > HOSTCMD_ENV_VALUE_MAX)
-			return false;
-	return true;
+		return HOSTCMD_ENV_REFUSED;
+	if (!has_prefix(entry, len, allowed_prefixes,
+			ARRAY_SIZE(allowed_prefixes)))
+		return vlen <= HOSTCMD_ENV_GUEST_VALUE_MAX
+			       ? HOSTCMD_ENV_GUEST
+			       : HOSTCMD_ENV_REFUSED;
+	/* srun and the like read these, and print some to a terminal. */
+	return vlen <= HOSTCMD_ENV_VALUE_MAX && is_printable(eq + 1)
+		       ? HOSTCMD_ENV_OPTION
+		       : HOSTCMD_ENV_REFUSED;
 }
 
 /* The index in @env[0..n) of the entry with @entry's name, or n. */
@@ -76,10 +92,20 @@ static size_t env_find(char *const *env, size_t n, const char *entry)
 	return n;
 }
 
+/* @entry as the host command gets it, malloc'd; NULL without memory. */
+static char *env_entry(const char *entry, enum hostcmd_env_kind kind)
+{
+	char *s;
+
+	if (kind == HOSTCMD_ENV_OPTION)
+		return strdup(entry);
+	return asprintf(&s, PROTO_ENV_GUEST_PREFIX "%s", entry) < 0 ? NULL : s;
+}
+
 char **hostcmd_env_build(char *const *host, char *const *guest)
 {
+	_cleanup_strv_free_ char **env = NULL;
 	size_t nhost = 0, nguest = 0, n;
-	char **env;
 
 	while (host && host[nhost])
 		nhost++;
@@ -89,16 +115,23 @@ char **hostcmd_env_build(char *const *host, char *const *guest)
 	if (!env)
 		return NULL;
 	for (n = 0; n < nhost; n++)
-		env[n] = host[n];
+		if (!(env[n] = strdup(host[n])))
+			return NULL;
 	for (size_t i = 0; i < nguest; i++) {
+		enum hostcmd_env_kind kind = hostcmd_env_kind(guest[i]);
+		char *entry;
 		size_t at;
 
-		if (!hostcmd_env_allowed(guest[i]))
+		if (kind == HOSTCMD_ENV_REFUSED)
 			continue;
-		at = env_find(env, n, guest[i]);
-		env[at] = guest[i];
+		entry = env_entry(guest[i], kind);
+		if (!entry)
+			return NULL;
+		at = env_find(env, n, entry);
+		free(env[at]);
+		env[at] = entry;
 		if (at == n)
 			n++;
 	}
-	return env;
+	return TAKE_PTR(env);
 }

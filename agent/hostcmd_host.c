@@ -4,7 +4,8 @@
  * starts in the guest, as the job user (a child of the batch task's own
  * slurm-vm-exec), each with the command line and working directory it had
  * in the guest, the batch step's environment with the guest's Slurm option
- * variables (hostcmd_env.h), its output back, then its exit status.
+ * variables and, renamed for the tasks, its others (hostcmd_env.h), its
+ * output back, then its exit status.
  */
 #include "config.h"
 
@@ -24,6 +25,7 @@
 #include "log.h"
 #include "macro.h"
 #include "proto.h"
+#include "strutil.h"
 #include "util.h"
 
 /* While this much waits for the guest, stop reading the commands' output
@@ -107,8 +109,7 @@ static _Noreturn void hcmd_child(const struct proto_exec *m, const char *path,
 static void hcmd_start(uint32_t session, const struct proto_exec *m)
 {
 	_cleanup_free_ char *path = hcmd_path(m->argv[0]);
-	/* The batch step's environment, with the guest's option variables. */
-	_cleanup_free_ char **env = hostcmd_env_build(environ, m->env);
+	_cleanup_strv_free_ char **env = NULL;
 	struct hcmd *c = NULL;
 	int out[2], err[2];
 
@@ -128,6 +129,9 @@ static void hcmd_start(uint32_t session, const struct proto_exec *m)
 		hcmd_refuse(session, text);
 		return;
 	}
+	/* The batch step's environment, with the guest's option variables
+	 * and, renamed, its others (hostcmd_env.h). */
+	env = hostcmd_env_build(environ, m->env);
 	if (!env || pipe2(out, O_CLOEXEC) < 0)
 		goto fail;
 	if (pipe2(err, O_CLOEXEC) < 0) {

@@ -25,6 +25,7 @@
 #include "hostcmd.h"
 #include "hostcmd_env.h"
 #include "proto.h"
+#include "strutil.h"
 #include "util.h"
 
 /* Over the server's 1 MiB bound plus what the socket buffers and the
@@ -89,20 +90,26 @@ static unsigned long proc_kib(pid_t pid, const char *field)
 	return kib;
 }
 
-static void test_env_allowed(void **state)
+static void test_env_kind(void **state)
 {
-	char long_value[HOSTCMD_ENV_VALUE_MAX + 32] = "SLURM_JOB_NAME=";
-	static const char *const good[] = {
+	char long_value[HOSTCMD_ENV_GUEST_VALUE_MAX + 32] = "SLURM_JOB_NAME=";
+	static const char *const option[] = {
 		"SLURM_NTASKS=2",	  "SBATCH_TIMELIMIT=10",
 		"SRUN_CPUS_PER_TASK=4",	  "SQUEUE_FORMAT=%i %j",
 		"SLURM_VM_IMAGE=a.qcow2", "SLURM_EXPORT_ENV=NONE",
 		"SALLOC_PARTITION=debug", "SLURM_JOB_NAME=",
 	};
-	static const char *const bad[] = {
+	static const char *const guest[] = {
 		"LD_PRELOAD=/tmp/x.so",
 		"LD_LIBRARY_PATH=/tmp",
 		"PATH=/tmp",
 		"PMIX_SERVER_URI=tcp4://127.0.0.1:1",
+		"OMP_NUM_THREADS=4",
+		"_private=a\nb\x1b",
+		"MSG=caf\xc3\xa9",
+		"EMPTY=",
+	};
+	static const char *const refused[] = {
 		"SLURM_CONF=/tmp/x",
 		"SLURM_CONF_SERVER=evil:6817",
 		"SLURM_PROLOG=/tmp/x",
@@ -114,25 +121,38 @@ static void test_env_allowed(void **state)
 		"SLURM_JOB_NAME=a\nb",
 		"SLURM-X=1",
 		"SLURM_NTASKS",
-		"_SLURM_SPANK_OPTION_x=1",
+		"BASH_FUNC_f%%=() { :; }",
+		"1X=1",
+		"=1",
+		PROTO_ENV_GUEST_PREFIX "PATH=/tmp",
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		assert_true(hostcmd_env_allowed(good[i]));
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_false(hostcmd_env_allowed(bad[i]));
+	for (size_t i = 0; i < sizeof(option) / sizeof(option[0]); i++)
+		assert_int_equal(hostcmd_env_kind(option[i]),
+				 HOSTCMD_ENV_OPTION);
+	for (size_t i = 0; i < sizeof(guest) / sizeof(guest[0]); i++)
+		assert_int_equal(hostcmd_env_kind(guest[i]), HOSTCMD_ENV_GUEST);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		assert_int_equal(hostcmd_env_kind(refused[i]),
+				 HOSTCMD_ENV_REFUSED);
 	memset(long_value + strlen(long_value), 'a', HOSTCMD_ENV_VALUE_MAX + 1);
-	long_value[sizeof(long_value) - 1] = '\0';
-	assert_false(hostcmd_env_allowed(long_value));
+	assert_int_equal(hostcmd_env_kind(long_value), HOSTCMD_ENV_REFUSED);
 	long_value[strlen("SLURM_JOB_NAME=") + HOSTCMD_ENV_VALUE_MAX] = '\0';
-	assert_true(hostcmd_env_allowed(long_value));
+	assert_int_equal(hostcmd_env_kind(long_value), HOSTCMD_ENV_OPTION);
+	/* The same lengths for the tasks' variables. */
+	memcpy(long_value, "GUEST_JOB_NAME", 14);
+	memset(long_value + 15, 'a', HOSTCMD_ENV_GUEST_VALUE_MAX);
+	assert_int_equal(hostcmd_env_kind(long_value), HOSTCMD_ENV_GUEST);
+	long_value[15 + HOSTCMD_ENV_GUEST_VALUE_MAX] = 'a';
+	long_value[16 + HOSTCMD_ENV_GUEST_VALUE_MAX] = '\0';
+	assert_int_equal(hostcmd_env_kind(long_value), HOSTCMD_ENV_REFUSED);
 }
 
 static void test_env_build(void **state)
 {
 	char *host[] = { "PATH=/usr/bin", "SLURM_JOB_ID=7", "SLURM_NTASKS=1",
-			 NULL };
+			 PROTO_ENV_GUEST_PREFIX "PATH=/home/u/bin", NULL };
 	char *guest[] = { "PATH=/tmp",	    "LD_PRELOAD=/tmp/x.so",
 			  "SLURM_NTASKS=2", "SLURM_CONF=/tmp/x",
 			  "SBATCH_QOS=low", NULL };
@@ -143,9 +163,12 @@ static void test_env_build(void **state)
 	assert_string_equal(env[0], "PATH=/usr/bin");
 	assert_string_equal(env[1], "SLURM_JOB_ID=7");
 	assert_string_equal(env[2], "SLURM_NTASKS=2");
-	assert_string_equal(env[3], "SBATCH_QOS=low");
-	assert_null(env[4]);
-	free(env);
+	assert_string_equal(env[3], PROTO_ENV_GUEST_PREFIX "PATH=/tmp");
+	assert_string_equal(env[4],
+			    PROTO_ENV_GUEST_PREFIX "LD_PRELOAD=/tmp/x.so");
+	assert_string_equal(env[5], "SBATCH_QOS=low");
+	assert_null(env[6]);
+	strv_free(env);
 }
 
 /* Frames from @guest until session @session's EXIT; its stdout into @out. */
@@ -207,14 +230,13 @@ static void test_command_env(void **state)
 	char dir[] = "/tmp/test_hostcmd.XXXXXX", script[64], path[128];
 	char long_value[HOSTCMD_ENV_VALUE_MAX + 32] = "SLURM_JOB_NAME=";
 	char *argv[] = { "srun", NULL };
-	char *env[] = { "LD_PRELOAD=/tmp/evil.so",
-			"SLURM_CONF=/tmp/x",
-			"PMIX_SERVER_URI=tcp4://127.0.0.1:1",
-			"PATH=/tmp",
-			"SLURM_NTASKS=2",
-			"SLURM_TIME_FORMAT=\x1b]0;x\x07",
-			long_value,
-			NULL };
+	char *env[] = { "LD_PRELOAD=/tmp/evil.so", "SLURM_CONF=/tmp/x",
+			"PMIX_SERVER_URI=tcp4://127.0.0.1:1", "PATH=/tmp",
+			"SLURM_NTASKS=2", "SLURM_TIME_FORMAT=\x1b]0;x\x07",
+			long_value, "OMP_NUM_THREADS=4",
+			"GREETING=caf\xc3\xa9 au lait",
+			/* pre-renamed: would reach the tasks as X */
+			PROTO_ENV_GUEST_PREFIX "X=1", NULL };
 	struct proto_buf b = { 0 }, out = { 0 };
 	const char *text;
 	FILE *f;
@@ -241,6 +263,8 @@ static void test_command_env(void **state)
 	unsetenv("PMIX_SERVER_URI");
 	unsetenv("SLURM_TIME_FORMAT");
 	unsetenv("SLURM_JOB_NAME");
+	unsetenv("OMP_NUM_THREADS");
+	unsetenv("GREETING");
 
 	pid = server_start(&guest);
 	put_exec(&b, 1, argv, env);
@@ -260,6 +284,28 @@ static void test_command_env(void **state)
 	assert_false(has_name(text, "PMIX_SERVER_URI"));
 	assert_false(has_name(text, "SLURM_TIME_FORMAT"));
 	assert_false(has_name(text, "SLURM_JOB_NAME"));
+	/* The guest's other variables, for the step's tasks in the guests,
+	 * renamed so that nothing on the host takes them. */
+	assert_true(has_line(text, PROTO_ENV_GUEST_PREFIX "LD_PRELOAD=/tmp/"
+							  "evil.so"));
+	assert_true(has_line(text, PROTO_ENV_GUEST_PREFIX "OMP_NUM_THREADS=4"));
+	assert_true(has_line(text, PROTO_ENV_GUEST_PREFIX "PATH=/tmp"));
+	assert_true(has_line(text,
+			     PROTO_ENV_GUEST_PREFIX "PMIX_SERVER_URI="
+						    "tcp4://127.0.0.1:1"));
+	assert_true(has_line(text,
+			     PROTO_ENV_GUEST_PREFIX "GREETING=caf\xc3\xa9 "
+						    "au lait"));
+	assert_false(has_name(text, "OMP_NUM_THREADS"));
+	assert_false(has_name(text, "GREETING"));
+	/* Refused ones stay refused, renamed or not. */
+	assert_false(has_name(text, PROTO_ENV_GUEST_PREFIX "SLURM_CONF"));
+	assert_false(
+		has_name(text, PROTO_ENV_GUEST_PREFIX "SLURM_TIME_FORMAT"));
+	assert_false(has_name(text, PROTO_ENV_GUEST_PREFIX "SLURM_JOB_NAME"));
+	assert_false(has_name(text, PROTO_ENV_GUEST_PREFIX "X"));
+	assert_false(has_name(
+		text, PROTO_ENV_GUEST_PREFIX PROTO_ENV_GUEST_PREFIX "X"));
 
 	proto_buf_free(&b);
 	proto_buf_free(&out);
@@ -356,7 +402,7 @@ static void test_unread_answers_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_env_allowed),
+		cmocka_unit_test(test_env_kind),
 		cmocka_unit_test(test_env_build),
 		cmocka_unit_test(test_command_env),
 		cmocka_unit_test(test_unread_answers_bounded),
