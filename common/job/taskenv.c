@@ -671,14 +671,16 @@ static bool is_guest_var(const char *entry)
 
 /* What the step sets for each of its tasks, which the script's copy (its
  * batch step's) must not replace: the step's GPUs, its MPI wire-up, the
- * task's vCPUs; and a name renamed twice. */
+ * task's vCPUs, its working directory (srun --chdir); and a name renamed
+ * twice. */
 static bool is_step_var(const char *entry)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(gpu_vars); i++)
 		if (env_is(entry, gpu_vars[i]))
 			return true;
 	return !strncmp(entry, "PMI_", 4) || !strncmp(entry, "PMIX_", 5) ||
-	       env_is(entry, TASKENV_AFFINITY) || is_guest_var(entry);
+	       env_is(entry, TASKENV_AFFINITY) || env_is(entry, "PWD") ||
+	       is_guest_var(entry);
 }
 
 /* PROTO_ENV_GUEST_PREFIX NAME=value (hostcmd_env.h): NAME=value in the

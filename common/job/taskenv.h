@@ -39,8 +39,8 @@
  *     NAME=value in place of the host's NAME, after all the rules above
  *     (the script's PATH and TMPDIR win), except where the step sets
  *     NAME for each task (the GPU variables, PMI_*, PMIX_*,
- *     TASKENV_AFFINITY: the script has its batch step's). The renamed
- *     variable itself is dropped.
+ *     TASKENV_AFFINITY, PWD: the script has its batch step's). The
+ *     renamed variable itself is dropped.
  *   - everything else, SLURM_* and PMI_* included, passes unchanged.
  *
  * Not here: the job network's defaults for MPI (UCX_NET_DEVICES, ...) are

@@ -382,6 +382,8 @@ static void test_env_guest_vars(void **state)
 			      "PMIX_RANK=3",
 			      PROTO_ENV_GUEST_PREFIX "PMIX_RANK=0",
 			      PROTO_ENV_GUEST_PREFIX "PMI_FD=9",
+			      "PWD=/home/u/run",
+			      PROTO_ENV_GUEST_PREFIX "PWD=/home/u",
 			      PROTO_ENV_GUEST_PREFIX TASKENV_AFFINITY "=0-63",
 			      PROTO_ENV_GUEST_PREFIX "=x",
 			      PROTO_ENV_GUEST_PREFIX PROTO_ENV_GUEST_PREFIX
@@ -398,17 +400,19 @@ static void test_env_guest_vars(void **state)
 	assert_env(out, "LD_PRELOAD", "/home/u/x.so");
 	assert_env(out, "TMPDIR", "/scratch");
 	/* ...but for what the step gives each of its tasks: its GPUs, its
-	 * MPI wire-up, its vCPUs (the script's are its batch step's). */
+	 * MPI wire-up, its vCPUs, its directory (the script's are its batch
+	 * step's). */
 	assert_env(out, "CUDA_VISIBLE_DEVICES", "1");
 	assert_env(out, "PMIX_RANK", "3");
 	assert_env(out, "PMI_FD", NULL);
 	assert_env(out, TASKENV_AFFINITY, "0-1");
+	assert_env(out, "PWD", "/home/u/run");
 	/* The renamed ones themselves are not passed on. */
 	for (char **e = out; *e; e++)
 		if (!strncmp(*e, PROTO_ENV_GUEST_PREFIX,
 			     strlen(PROTO_ENV_GUEST_PREFIX)))
 			fail_msg("%s should be gone", *e);
-	assert_int_equal(strv_length(out), 7);
+	assert_int_equal(strv_length(out), 8);
 	strv_free(out);
 }
 
