@@ -2,7 +2,8 @@
 /* The host's server of a --vm-batch script's Slurm commands (hostcmd.h),
  * run in a child over a socketpair whose other end plays a hostile guest:
  * the environment a command gets is the batch step's plus the guest's
- * checked Slurm option variables, and a guest that never reads its answers
+ * checked Slurm option variables and, renamed for the tasks, its others,
+ * and a guest that never reads its answers
  * cannot grow the server's queue. */
 #include "config.h"
 
@@ -223,8 +224,9 @@ static bool has_name(const char *text, const char *name)
 }
 
 /* The host's srun (here: a script printing its environment, first in the
- * server's PATH) sees the batch step's environment and the guest's good
- * option variable, nothing else the guest sent. */
+ * server's PATH) sees the batch step's environment, the guest's good
+ * option variable and its other variables renamed, nothing else the guest
+ * sent. */
 static void test_command_env(void **state)
 {
 	char dir[] = "/tmp/test_hostcmd.XXXXXX", script[64], path[128];
