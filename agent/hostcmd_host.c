@@ -2,8 +2,10 @@
 /*
  * The host's side of hostcmd.h: runs the Slurm commands a --vm-batch script
  * starts in the guest, as the job user (a child of the batch task's own
- * slurm-vm-exec), each with the command line, environment and working
- * directory it had in the guest, its output back, then its exit status.
+ * slurm-vm-exec), each with the command line and working directory it had
+ * in the guest, the batch step's environment with the guest's Slurm option
+ * variables and, renamed for the tasks, its others (hostcmd_env.h), its
+ * output back, then its exit status.
  */
 #include "config.h"
 
@@ -19,13 +21,20 @@
 #include <unistd.h>
 
 #include "hostcmd.h"
+#include "hostcmd_env.h"
 #include "log.h"
 #include "macro.h"
 #include "proto.h"
+#include "strutil.h"
 #include "util.h"
 
-/* Stop reading the commands' output while this much waits for the guest. */
+/* While this much waits for the guest, stop reading the commands' output
+ * and the guest's requests (each may be answered by a refusal): a guest
+ * that does not read its answers is not heard, as the relay does with its
+ * clients. The queue stays under this plus a frame and the EXITs. */
 #define SERVER_BUF_MAX (1024u * 1024u)
+
+extern char **environ;
 
 struct hcmd {
 	uint32_t session; /* 0: a free slot */
@@ -72,13 +81,15 @@ static void hcmd_refuse(uint32_t session, const char *text)
 }
 
 static _Noreturn void hcmd_child(const struct proto_exec *m, const char *path,
-				 const int out[2], const int err[2])
+				 char *const *env, const int out[2],
+				 const int err[2])
 {
 	sigset_t none;
 	int null = open("/dev/null", O_RDONLY);
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL); /* slurm-vm-exec ignores it */
 	setpgid(0, 0);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0 ||
 	    dup2(err[1], 2) < 0)
@@ -90,7 +101,7 @@ static _Noreturn void hcmd_child(const struct proto_exec *m, const char *path,
 			"slurm-vm: %s: %s is not on the host, running "
 			"in the job's directory\n",
 			m->argv[0], m->cwd);
-	execve(path, m->argv, m->env);
+	execve(path, m->argv, env);
 	fprintf(stderr, "slurm-vm: cannot run %s: %s\n", path, strerror(errno));
 	_exit(127);
 }
@@ -98,6 +109,7 @@ static _Noreturn void hcmd_child(const struct proto_exec *m, const char *path,
 static void hcmd_start(uint32_t session, const struct proto_exec *m)
 {
 	_cleanup_free_ char *path = hcmd_path(m->argv[0]);
+	_cleanup_strv_free_ char **env = NULL;
 	struct hcmd *c = NULL;
 	int out[2], err[2];
 
@@ -117,7 +129,10 @@ static void hcmd_start(uint32_t session, const struct proto_exec *m)
 		hcmd_refuse(session, text);
 		return;
 	}
-	if (pipe2(out, O_CLOEXEC) < 0)
+	/* The batch step's environment, with the guest's option variables
+	 * and, renamed, its others (hostcmd_env.h). */
+	env = hostcmd_env_build(environ, m->env);
+	if (!env || pipe2(out, O_CLOEXEC) < 0)
 		goto fail;
 	if (pipe2(err, O_CLOEXEC) < 0) {
 		close(out[0]);
@@ -126,7 +141,7 @@ static void hcmd_start(uint32_t session, const struct proto_exec *m)
 	}
 	c->pid = fork();
 	if (c->pid == 0)
-		hcmd_child(m, path, out, err);
+		hcmd_child(m, path, env, out, err);
 	close(out[1]);
 	close(err[1]);
 	if (c->pid < 0) {
@@ -231,6 +246,21 @@ static void srv_frame(const struct proto_frame *f)
 	}
 }
 
+static bool srv_room(void)
+{
+	return proto_buf_pending(&srv.out) < SERVER_BUF_MAX;
+}
+
+/* The guest's requests while their answers have room; the rest wait in the
+ * reader (of bounded size) until the guest reads. */
+static void srv_dispatch(void)
+{
+	struct proto_frame f;
+
+	while (srv_room() && proto_reader_next(&srv.rd, &f) > 0)
+		srv_frame(&f);
+}
+
 /* The guest's side is gone (the script ended): so are its commands. */
 static _Noreturn void srv_end(void)
 {
@@ -254,13 +284,16 @@ _Noreturn void hostcmd_serve(int fd)
 		_exit(1);
 	for (;;) {
 		struct pollfd p[2 + 2 * HOSTCMD_MAX];
-		bool room = proto_buf_pending(&srv.out) < SERVER_BUF_MAX;
-		struct proto_frame f;
-		int n = 2, k;
+		bool room;
+		int n = 2;
 
+		srv_dispatch();
+		room = srv_room();
 		p[0] = (struct pollfd){
 			srv.fd,
-			POLLIN | (proto_buf_pending(&srv.out) ? POLLOUT : 0), 0
+			(room ? POLLIN : 0) |
+				(proto_buf_pending(&srv.out) ? POLLOUT : 0),
+			0
 		};
 		p[1] = (struct pollfd){ srv.sig_fd, POLLIN, 0 };
 		for (size_t i = 0; i < HOSTCMD_MAX; i++)
@@ -275,20 +308,22 @@ _Noreturn void hostcmd_serve(int fd)
 			srv_end();
 		if (p[1].revents & POLLIN)
 			srv_reap();
-		if (p[0].revents & POLLOUT)
-			proto_buf_write(&srv.out, srv.fd);
-		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			k = proto_reader_pull(&srv.rd, srv.fd);
-			while (proto_reader_next(&srv.rd, &f) > 0)
-				srv_frame(&f);
-			if (k < 0)
+		if (p[0].revents & POLLOUT) {
+			ssize_t w = proto_buf_write(&srv.out, srv.fd);
+
+			if (w < 0 && w != -EAGAIN)
 				srv_end();
 		}
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR) &&
+		    proto_reader_pull(&srv.rd, srv.fd) < 0)
+			srv_end();
+		/* Room is checked again for each read: one read adds at most
+		 * a frame. */
 		n = 2;
 		for (size_t i = 0; i < HOSTCMD_MAX; i++)
 			for (int st = PROTO_STDOUT; st <= PROTO_STDERR; st++)
-				if (p[n++].revents && srv.c[i].session &&
-				    srv.c[i].fd[st] >= 0)
+				if (p[n++].revents && srv_room() &&
+				    srv.c[i].session && srv.c[i].fd[st] >= 0)
 					hcmd_read(&srv.c[i], st);
 	}
 }

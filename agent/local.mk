@@ -24,7 +24,8 @@ pkglibexec_PROGRAMS += agent/slurm-vm-relay agent/slurm-vm-exec
 agent_slurm_vm_relay_SOURCES = agent/relay.c agent/util.c agent/util.h
 agent_slurm_vm_relay_LDADD = common/core/libslurmvm-core.la
 agent_slurm_vm_exec_SOURCES = agent/exec.c agent/util.c agent/util.h \
-	agent/hostcmd.c agent/hostcmd.h agent/hostcmd_host.c
+	agent/hostcmd.c agent/hostcmd.h agent/hostcmd_host.c \
+	agent/hostcmd_env.c agent/hostcmd_env.h
 agent_slurm_vm_exec_LDADD = common/core/libslurmvm-core.la
 
 dist_noinst_SCRIPTS += tests/cluster/test_channel_local.sh

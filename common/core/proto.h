@@ -84,6 +84,12 @@
  * the vCPUs (list syntax, "0-1,3") the task is bound to. */
 #define PROTO_ENV_AFFINITY "SLURM_VM_AFFINITY"
 
+/* A --vm-batch script's variable NAME=value, other than Slurm's, as the
+ * host's server of its Slurm commands (agent/hostcmd_env.h) passes it to
+ * them: a name nothing on the host reads. A step's task in the guest gets
+ * NAME=value again (taskenv.h). */
+#define PROTO_ENV_GUEST_PREFIX "SLURM_VM_GUESTENV_"
+
 enum proto_kind {
 	PROTO_HELLO = 1,
 	PROTO_READY,

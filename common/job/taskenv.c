@@ -663,6 +663,50 @@ static bool is_tmp_var(const char *entry)
 	       env_is(entry, "TEMP");
 }
 
+static bool is_guest_var(const char *entry)
+{
+	return !strncmp(entry, PROTO_ENV_GUEST_PREFIX,
+			strlen(PROTO_ENV_GUEST_PREFIX));
+}
+
+/* What the step sets for each of its tasks, which the script's copy (its
+ * batch step's) must not replace: the step's GPUs, its MPI wire-up, the
+ * task's vCPUs, its working directory (srun --chdir); and a name renamed
+ * twice. */
+static bool is_step_var(const char *entry)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(gpu_vars); i++)
+		if (env_is(entry, gpu_vars[i]))
+			return true;
+	return !strncmp(entry, "PMI_", 4) || !strncmp(entry, "PMIX_", 5) ||
+	       env_is(entry, TASKENV_AFFINITY) || env_is(entry, "PWD") ||
+	       is_guest_var(entry);
+}
+
+/* PROTO_ENV_GUEST_PREFIX NAME=value (hostcmd_env.h): NAME=value in the
+ * task's environment, in place of the host's NAME. */
+static int guest_var_apply(struct env_builder *b, const char *entry)
+{
+	const char *var = entry + strlen(PROTO_ENV_GUEST_PREFIX);
+	const char *eq = strchr(var, '=');
+	size_t len = eq ? (size_t)(eq - var) + 1 : 0;
+	char *s;
+
+	if (len < 2 || is_step_var(var))
+		return 0;
+	for (size_t i = 0; i < b->n; i++) {
+		if (strncmp(b->v[i], var, len))
+			continue;
+		s = strdup(var);
+		if (!s)
+			return -ENOMEM;
+		free(b->v[i]);
+		b->v[i] = s;
+		return 0;
+	}
+	return env_add(b, var, NULL);
+}
+
 static int translate_one(const struct task_map *m, const struct taskenv_rule *r,
 			 char *const *env, const char *entry, const char *bind,
 			 const char *list, int bind_keep, struct env_builder *b)
@@ -673,7 +717,8 @@ static int translate_one(const struct task_map *m, const struct taskenv_rule *r,
 
 	if (!name)
 		return eq ? -ENOMEM : 0; /* not NAME=value: dropped */
-	if (!strcmp(name, "XDG_RUNTIME_DIR") || !strcmp(name, TASKENV_AFFINITY))
+	if (!strcmp(name, "XDG_RUNTIME_DIR") ||
+	    !strcmp(name, TASKENV_AFFINITY) || is_guest_var(name))
 		return 0;
 	if (r->tmpdir && is_tmp_var(entry))
 		return env_add(b, name, r->tmpdir);
@@ -721,6 +766,10 @@ int taskenv_translate(const struct task_map *m, const struct taskenv_rule *r,
 		k = env_add(&b, "TMPDIR", r->tmpdir);
 	if (k == 0 && r->affinity)
 		k = env_add(&b, TASKENV_AFFINITY, r->affinity);
+	/* Last: what the script exported wins over all of the host's. */
+	for (char *const *e = env; *e && k == 0; e++)
+		if (is_guest_var(*e))
+			k = guest_var_apply(&b, *e);
 	if (k < 0) {
 		strv_free(b.v);
 		return k;

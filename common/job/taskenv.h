@@ -34,6 +34,13 @@
  *   - TASKENV_AFFINITY: set to the guest vCPUs of the task's host CPU
  *     affinity (taskenv_affinity), for the agent, which applies and removes
  *     it; dropped if the host names it some other way.
+ *   - PROTO_ENV_GUEST_PREFIX NAME=value: what a --vm-batch script in the
+ *     guest exported, which its srun passed renamed (agent/hostcmd_env.h):
+ *     NAME=value in place of the host's NAME, after all the rules above
+ *     (the script's PATH and TMPDIR win), except where the step sets
+ *     NAME for each task (the GPU variables, PMI_*, PMIX_*,
+ *     TASKENV_AFFINITY, PWD: the script has its batch step's). The
+ *     renamed variable itself is dropped.
  *   - everything else, SLURM_* and PMI_* included, passes unchanged.
  *
  * Not here: the job network's defaults for MPI (UCX_NET_DEVICES, ...) are

@@ -6,8 +6,8 @@
 # environment (SLURM_JOB_NODELIST), stdin from /dev/null, stdout and stderr
 # in the job's --output file as Slurm writes it, and its exit status as the
 # job's (ExitCode=3:0). From inside the guest, `scontrol show hostnames`,
-# `srun` (a step's output and exit status) and MPI (`srun --mpi=pmi2 -n2`)
-# work as on the host. vm.conf BatchInVM=yes does the same for every VM job
+# `srun` (a step's output and exit status, a variable the script exported)
+# and MPI (`srun --mpi=pmi2 -n2`) work as on the host. vm.conf BatchInVM=yes does the same for every VM job
 # of the site; scancel, and the time limit (-t 1), end a script in the
 # guest with SIGTERM (its trap runs there) and nothing is left. --vm-batch
 # is refused by srun and salloc, and without --vm-image, with a message
@@ -91,7 +91,8 @@ echo "nodes $SLURM_JOB_NODELIST job $SLURM_JOB_ID"
 echo "hostnames $(scontrol show hostnames "$SLURM_JOB_NODELIST")"
 echo "in $(pwd)"
 echo "stdin $(wc -c)"
-srun -n1 sh -c 'echo "step kernel $(uname -r) in $(pwd)"'
+export SVM_PROBE=42
+srun -n1 sh -c 'echo "step kernel $(uname -r) in $(pwd)"; echo "step probe $(printenv SVM_PROBE)"'
 srun -n1 false
 echo "srun false: $?"
 srun --mpi=pmi2 -n2 svm-mpi-allreduce
@@ -115,7 +116,7 @@ else
 fi
 for want in "args 2: first|second arg" "nodes $HARNESS_NODELIST job $id" "in $work" \
 	"stdin 0" "to stderr" "hostnames $HARNESS_NODELIST" \
-	"step kernel $guest_kernel in $work" "srun false: 1" "mpi step: 0"; do
+	"step kernel $guest_kernel in $work" "step probe 42" "srun false: 1" "mpi step: 0"; do
 	grep -qxF "$want" <<<"$got" && ok "job $id's output: $want" ||
 		fail "job $id's output lacks '$want': $got"
 done

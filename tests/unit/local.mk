@@ -35,6 +35,7 @@ include $(srcdir)/tests/unit/netenv.mk
 include $(srcdir)/tests/unit/pmixenv.mk
 include $(srcdir)/tests/unit/ibpart.mk
 include $(srcdir)/tests/unit/host.mk
+include $(srcdir)/tests/unit/hostcmd.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that

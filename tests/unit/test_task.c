@@ -365,6 +365,57 @@ static void test_env_paths_and_pass(void **state)
 	strv_free(out);
 }
 
+/* What a --vm-batch script exported in the guest reaches its steps' tasks
+ * in the guests: srun passed it renamed (agent/hostcmd_env.h). */
+static void test_env_guest_vars(void **state)
+{
+	struct taskenv_rule tmp = { .tmpdir = "/tmp", .affinity = "0-1" };
+	const char *env[] = { PROTO_ENV_GUEST_PREFIX "PATH=/home/u/bin:/bin",
+			      "PATH=/usr/bin",
+			      "OMP_NUM_THREADS=1",
+			      PROTO_ENV_GUEST_PREFIX "OMP_NUM_THREADS=4",
+			      PROTO_ENV_GUEST_PREFIX "LD_PRELOAD=/home/u/x.so",
+			      "TMPDIR=/local/job42",
+			      PROTO_ENV_GUEST_PREFIX "TMPDIR=/scratch",
+			      "CUDA_VISIBLE_DEVICES=1",
+			      PROTO_ENV_GUEST_PREFIX "CUDA_VISIBLE_DEVICES=0,1",
+			      "PMIX_RANK=3",
+			      PROTO_ENV_GUEST_PREFIX "PMIX_RANK=0",
+			      PROTO_ENV_GUEST_PREFIX "PMI_FD=9",
+			      "PWD=/home/u/run",
+			      PROTO_ENV_GUEST_PREFIX "PWD=/home/u",
+			      PROTO_ENV_GUEST_PREFIX TASKENV_AFFINITY "=0-63",
+			      PROTO_ENV_GUEST_PREFIX "=x",
+			      PROTO_ENV_GUEST_PREFIX PROTO_ENV_GUEST_PREFIX
+			      "X=1",
+			      PROTO_ENV_GUEST_PREFIX "junk",
+			      NULL };
+	char **out;
+
+	(void)state;
+	out = translate(&tmp, env);
+	/* The script's values win over the host's translated ones... */
+	assert_env(out, "PATH", "/home/u/bin:/bin");
+	assert_env(out, "OMP_NUM_THREADS", "4");
+	assert_env(out, "LD_PRELOAD", "/home/u/x.so");
+	assert_env(out, "TMPDIR", "/scratch");
+	/* ...but for what the step gives each of its tasks: its GPUs, its
+	 * MPI wire-up, its vCPUs, its directory (the script's are its batch
+	 * step's). */
+	assert_env(out, "CUDA_VISIBLE_DEVICES", "1");
+	assert_env(out, "PMIX_RANK", "3");
+	assert_env(out, "PMI_FD", NULL);
+	assert_env(out, TASKENV_AFFINITY, "0-1");
+	assert_env(out, "PWD", "/home/u/run");
+	/* The renamed ones themselves are not passed on. */
+	for (char **e = out; *e; e++)
+		if (!strncmp(*e, PROTO_ENV_GUEST_PREFIX,
+			     strlen(PROTO_ENV_GUEST_PREFIX)))
+			fail_msg("%s should be gone", *e);
+	assert_int_equal(strv_length(out), 8);
+	strv_free(out);
+}
+
 static void test_prolog_output(void **state)
 {
 	const char *out = "export A=1\n"
@@ -411,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_env_gpus),
 		cmocka_unit_test(test_env_cpu_bind),
 		cmocka_unit_test(test_env_paths_and_pass),
+		cmocka_unit_test(test_env_guest_vars),
 		cmocka_unit_test(test_prolog_output),
 	};
 
