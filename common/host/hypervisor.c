@@ -38,7 +38,8 @@ int hv_open(const char *uri, struct hypervisor **out)
 	virSetErrorFunc(NULL, hv_error_sink);
 	hv->conn = virConnectOpen(uri);
 	if (!hv->conn) {
-		log_error("cannot reach libvirt at %s: %s", uri, hv_last_error());
+		log_error("cannot reach libvirt at %s: %s", uri,
+			  hv_last_error());
 		free(hv);
 		return -EHOSTDOWN;
 	}
@@ -88,25 +89,29 @@ static void hv_bound_memory(virDomainPtr dom, uint64_t mib)
 	virTypedParamsFree(params, n);
 }
 
-int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib)
+int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
+	      int (*before_run)(void *arg), void *arg)
 {
+	bool paused = mem_limit_mib || before_run;
 	virDomainPtr dom = virDomainCreateXML(
-		hv->conn, xml, mem_limit_mib ? VIR_DOMAIN_START_PAUSED : 0);
+		hv->conn, xml, paused ? VIR_DOMAIN_START_PAUSED : 0);
 	int r = 0;
 
 	if (!dom) {
 		log_error("libvirt refused the guest: %s", hv_last_error());
 		return -EIO;
 	}
-	if (mem_limit_mib) {
+	if (mem_limit_mib)
 		hv_bound_memory(dom, mem_limit_mib);
-		if (virDomainResume(dom) < 0) {
-			log_error("libvirt cannot resume the guest: %s",
-				  hv_last_error());
-			virDomainDestroy(dom);
-			r = -EIO;
-		}
+	if (before_run)
+		r = before_run(arg);
+	if (r == 0 && paused && virDomainResume(dom) < 0) {
+		log_error("libvirt cannot resume the guest: %s",
+			  hv_last_error());
+		r = -EIO;
 	}
+	if (r < 0)
+		virDomainDestroy(dom);
 	virDomainFree(dom);
 	return r;
 }

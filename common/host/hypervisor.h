@@ -18,8 +18,12 @@ void hv_close(struct hypervisor *hv);
 
 /* Starts a transient domain from @xml. With @mem_limit_mib, qemu's memory
  * hard limit (its cgroup) is set before the guest runs a single
- * instruction: the domain starts paused and is resumed after. */
-int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib);
+ * instruction; @before_run (may be NULL) is called with @arg at that point
+ * too, when the domain's devices (its tap) exist: the domain starts paused
+ * and is resumed after. @before_run failing destroys the domain and
+ * returns its error. */
+int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
+	      int (*before_run)(void *arg), void *arg);
 /* Is a domain of that name running? 1 yes, 0 no, <0 error. */
 int hv_is_running(struct hypervisor *hv, const char *name);
 /* ACPI shutdown, then destroy when it is not gone after @timeout_s. */
