@@ -137,7 +137,8 @@ static int check_vni_free(const struct jobnet_plan *p)
 				 "running on this node (job ids that differ "
 				 "by a multiple of the JobNetworkVni= range "
 				 "share a VNI); the admin can widen "
-				 "JobNetworkVni= to MaxJobId",
+				 "JobNetworkVni= (vm.conf) or lower MaxJobId= "
+				 "(slurm.conf) to its width",
 				 p->vni, holder);
 	return 0;
 }

@@ -14,7 +14,8 @@
 #     itself at the same time: each job reaches its own peer only);
 #   - a spoofed source IP (a third address of the job subnet) and a spoofed
 #     source MAC (`ip link set job0 address ...`) are dropped: n2's guest
-#     receives the genuine datagrams sent before and after them, not them.
+#     receives the genuine datagrams sent before and after them, not them;
+#   - each guest's tap has no IPv6 address and the netdev table bound to it.
 # Arrival is counted where a packet would land: UDP sinks (svm-net-bench,
 # tests/guest/files/net_bench.c; the host's build/bench/net_bench) in B's
 # guests, A's n2 guest, both node namespaces and the root namespace.
@@ -185,6 +186,23 @@ l=$(grep 'answers ping' "$w/probe-A")
 # Spoofing: dropped, while the genuine ones before and after arrived.
 nothing A-n2 A-spoofed-ip "spoofed from source IP $spoof (dropped)"
 nothing A-n2 A-spoofed-mac "spoofed from source MAC $fake_mac (dropped)"
+
+# The guests' taps (libvirt's, IPv6 on when made): locked before the guest
+# ran, IPv6 off (no link-local address to reach the node by), the netdev
+# table on the tap, no route the node took from a guest's RA.
+for j in A B; do
+	tap=svmt$(printf %08x "${!j}")
+	for node in n1 n2; do
+		v6=$(harness_node_exec "$node" ip -6 addr show dev "$tap" 2>&1)
+		tbl=$(harness_node_exec "$node" nft list table netdev "svm_job_${!j}" 2>&1)
+		rt=$(harness_node_exec "$node" ip -6 route show default 2>&1)
+		if [ -z "$v6" ] && [[ "$tbl" == *"device \"$tap\""* ]] && [ -z "$rt" ]; then
+			ok "job $j $node: tap $tap has no IPv6 address, its netdev table is bound to it, no IPv6 default route"
+		else
+			fail "job $j $node: tap $tap: IPv6 '$v6', table '$tbl', default route '$rt'"
+		fi
+	done
+done
 
 # Both jobs end; nothing of either is left on either node.
 scancel "$A" "$B"

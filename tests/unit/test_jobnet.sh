@@ -44,6 +44,14 @@ printf 'JobNetwork=vxlan\nJobNetworkUnderlay=lo\n' >"$t/cc/vm.conf"
 "$build/admin/slurm-vm" check-config --slurm-conf "$t/cc/slurm.conf" >"$t/cc/out" 2>&1
 check "check-config: an underlay that is there is ok" \
 	"grep -q '^ok: *JobNetworkUnderlay=lo: MTU' '$t/cc/out'"
+# Slurm's default MaxJobId (67043328) outnumbers the default VNIs: a
+# warning naming both; a MaxJobId within the range is ok.
+check "check-config: JobNetworkVni narrower than MaxJobId is a warning" \
+	"grep -q '^warning: JobNetworkVni=100000-16000000 holds 15900001 VNIs, fewer than MaxJobId=67043328' '$t/cc/out'"
+printf 'ClusterName=x\nSlurmctldHost=h\nMaxJobId=15000000\n' >"$t/cc/slurm.conf"
+"$build/admin/slurm-vm" check-config --slurm-conf "$t/cc/slurm.conf" >"$t/cc/out" 2>&1
+check "check-config: a MaxJobId within JobNetworkVni is ok" \
+	"grep -q '^ok: *JobNetworkVni=100000-16000000: a VNI for each of MaxJobId=15000000' '$t/cc/out' && ! grep -q '^warning: JobNetworkVni' '$t/cc/out'"
 
 if [ "$(id -u)" != 0 ] || ! command -v nft >/dev/null || ! ip netns add "$ns-ul" 2>/dev/null; then
 	echo "SKIP: the namespace part needs root, nft (nftables) and network namespaces"
