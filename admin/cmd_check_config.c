@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -69,6 +70,19 @@ static void check_problem(struct checker *c, const char *fix, const char *fmt,
 	va_end(ap);
 	printf("\n         fix: %s\n", fix);
 	c->problems++;
+}
+
+/* Worth the admin's look, but the suite works: not counted. */
+static void check_warn(const char *fix, const char *fmt, ...) _printf_(2, 3);
+static void check_warn(const char *fix, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("warning: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n         fix: %s\n", fix);
 }
 
 /* Only what slurm-vm needs: global Key=Value words, last one wins. */
@@ -557,9 +571,36 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 				   "user can open their files)");
 }
 
+/* Job ids that differ by a multiple of the VNI range share a VNI: two such
+ * jobs on one node, the second is refused. Slurm's MaxJobId defaults to
+ * 67043328, wider than a VNI's 24 bits. */
+static void check_vni_range(const struct slurm_conf *sc,
+			    const struct vmconf *vc)
+{
+	const char *text = slurm_conf_get(sc, "MaxJobId");
+	uint64_t range = (uint64_t)vc->jobnet_vni_max - vc->jobnet_vni_min + 1;
+	unsigned max_job = 67043328;
+
+	if (text && str_to_uint(text, &max_job) < 0)
+		return;
+	if (range >= max_job)
+		check_ok("JobNetworkVni=%s: a VNI for each of MaxJobId=%u",
+			 vc->jobnet_vni_text, max_job);
+	else
+		check_warn("lower MaxJobId= in slurm.conf to the range's width "
+			   "or widen JobNetworkVni= (vm.conf(5))",
+			   "JobNetworkVni=%s holds %" PRIu64
+			   " VNIs, fewer than MaxJobId=%u: two jobs whose "
+			   "ids differ by a multiple of %" PRIu64
+			   " cannot run on one node at once",
+			   vc->jobnet_vni_text, range, max_job, range);
+}
+
 /* JobNetwork=vxlan: the underlay is there, carries guests' 1280 at least,
- * and the tools the prolog runs are installed. */
-static void check_job_network(struct checker *c, const struct vmconf *vc)
+ * its VNIs do not run out before job ids, and the tools the prolog runs
+ * are installed. */
+static void check_job_network(struct checker *c, const struct slurm_conf *sc,
+			      const struct vmconf *vc)
 {
 	static const char *const tools[] = { "/usr/sbin/ip", "/usr/sbin/bridge",
 					     "/usr/sbin/nft" };
@@ -567,6 +608,7 @@ static void check_job_network(struct checker *c, const struct vmconf *vc)
 
 	if (vc->job_network != JOB_NETWORK_VXLAN)
 		return;
+	check_vni_range(sc, vc);
 	mtu = jobnet_underlay_mtu(vc->jobnet_underlay);
 	if (mtu < 0)
 		check_problem(c,
@@ -773,7 +815,7 @@ int cmd_check_config(int argc, char **argv)
 	check_ibvf_plugin(&c, &sc, &vc);
 	check_pmix(&c, &sc);
 	check_catalog(&c, &vc);
-	check_job_network(&c, &vc);
+	check_job_network(&c, &sc, &vc);
 	check_ib_partitions(&c, &vc);
 	check_shares(&c, &vc);
 	if (c.problems)

@@ -13,6 +13,7 @@
 #include "domain.h"
 #include "hypervisor.h"
 #include "clock.h"
+#include "jobnet.h"
 #include "journal.h"
 #include "log.h"
 #include "prolog.h"
@@ -342,6 +343,22 @@ fail:
 	return PROLOG_NODE_FAULT;
 }
 
+struct tap_guard {
+	struct prolog *p;
+	bool failed;
+};
+
+/* The guest's tap exists (libvirt made it), the guest has not run: lock
+ * it before its first frame. A failure is the node's (its nft). */
+static int guard_tap(void *arg)
+{
+	struct tap_guard *g = arg;
+	int r = jobnet_guard_tap(&g->p->net, g->p->state_fd);
+
+	g->failed = r < 0;
+	return r;
+}
+
 static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 				      const char *nvram, const char *seed)
 {
@@ -352,6 +369,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	struct domain_layer backing[IMAGE_CHAIN_MAX];
 	struct domain_params dp = { 0 };
 	struct hypervisor *hv = NULL;
+	struct tap_guard guard = { .p = p };
 	char mac[18];
 	enum prolog_result res = PROLOG_JOB_FAULT;
 	int r;
@@ -399,10 +417,11 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 		res = PROLOG_NODE_FAULT;
 		goto out;
 	}
-	r = hv_create(hv, xml, p->plan.mem_limit_mib);
+	r = hv_create(hv, xml, p->plan.mem_limit_mib,
+		      p->has_net ? guard_tap : NULL, &guard);
 	if (r == 0)
 		res = PROLOG_OK;
-	else if (r == -EOPNOTSUPP) /* no memory bound on this host */
+	else if (r == -EOPNOTSUPP || guard.failed) /* the host's fault */
 		res = PROLOG_NODE_FAULT;
 	else
 		prolog_record_reason(

@@ -149,8 +149,16 @@ enum prolog_result prolog_network(struct prolog *p)
 		 "%s, node %zu of %zu",
 		 job, p->net.vni, p->net.underlay, p->net.bridge, p->net.vxlan,
 		 p->net.tap, self, jn.n);
-	res = jobnet_setup(&p->net, p->state_fd) < 0 ? PROLOG_NODE_FAULT
-						     : PROLOG_OK;
+	r = jobnet_setup(&p->net, p->state_fd);
+	if (r == -EADDRINUSE) {
+		/* another job's VNI: named by jobnet_setup */
+		_cleanup_free_ char *cause = strdup(log_last_error());
+
+		prolog_record_reason(p, "job %u: refused: %s", job,
+				     cause ? cause : "its VNI is in use");
+	} else {
+		res = r < 0 ? PROLOG_NODE_FAULT : PROLOG_OK;
+	}
 out:
 	job_nodes_free(&jn);
 	return res;

@@ -108,11 +108,17 @@ static int hv_bound_memory(virDomainPtr dom, uint64_t mib)
 	return r;
 }
 
-/* The paused @dom runs once its limit is set; else it is destroyed. */
-static int hv_run_bounded(virDomainPtr dom, uint64_t mem_limit_mib)
+/* The paused @dom runs once its memory limit is set and @before_run (may be
+ * NULL) succeeded; else it is destroyed. */
+static int hv_run(virDomainPtr dom, uint64_t mem_limit_mib,
+		  int (*before_run)(void *arg), void *arg)
 {
-	int r = hv_bound_memory(dom, mem_limit_mib);
+	int r = 0;
 
+	if (mem_limit_mib)
+		r = hv_bound_memory(dom, mem_limit_mib);
+	if (r == 0 && before_run)
+		r = before_run(arg);
 	if (r == 0 && virDomainResume(dom) < 0) {
 		log_error("libvirt cannot resume the guest: %s",
 			  hv_last_error());
@@ -123,18 +129,20 @@ static int hv_run_bounded(virDomainPtr dom, uint64_t mem_limit_mib)
 	return r;
 }
 
-int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib)
+int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
+	      int (*before_run)(void *arg), void *arg)
 {
+	bool paused = mem_limit_mib || before_run;
 	virDomainPtr dom = virDomainCreateXML(
-		hv->conn, xml, mem_limit_mib ? VIR_DOMAIN_START_PAUSED : 0);
+		hv->conn, xml, paused ? VIR_DOMAIN_START_PAUSED : 0);
 	int r = 0;
 
 	if (!dom) {
 		log_error("libvirt refused the guest: %s", hv_last_error());
 		return -EIO;
 	}
-	if (mem_limit_mib)
-		r = hv_run_bounded(dom, mem_limit_mib);
+	if (paused)
+		r = hv_run(dom, mem_limit_mib, before_run, arg);
 	virDomainFree(dom);
 	return r;
 }
@@ -147,7 +155,7 @@ int hv_resume_bounded(struct hypervisor *hv, const char *name,
 
 	if (!dom)
 		return hv_no_domain() ? -ENOENT : -EIO;
-	r = hv_run_bounded(dom, mem_limit_mib);
+	r = hv_run(dom, mem_limit_mib, NULL, NULL);
 	virDomainFree(dom);
 	return r;
 }

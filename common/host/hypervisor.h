@@ -18,13 +18,17 @@ void hv_close(struct hypervisor *hv);
 
 /* Starts a transient domain from @xml. With @mem_limit_mib, qemu's memory
  * hard limit (its cgroup) is set before the guest runs a single
- * instruction: the domain starts paused and is resumed after. A guest
- * whose limit cannot be set is destroyed: -EOPNOTSUPP when libvirt cannot
- * bound memory on this host (no memory cgroup), -EIO for any other
- * failure, the reason logged. */
-int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib);
-/* hv_create()'s second half: lets the paused domain @name run once its
- * memory hard limit is set, and destroys it when that cannot be. */
+ * instruction; @before_run (may be NULL) is called with @arg at that point
+ * too, when the domain's devices (its tap) exist: the domain starts paused
+ * and is resumed after. A guest whose limit cannot be set, or whose
+ * @before_run fails, is destroyed: -EOPNOTSUPP when libvirt cannot bound
+ * memory on this host (no memory cgroup), -EIO for any other libvirt
+ * failure, the reason logged; @before_run's own error otherwise. */
+int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
+	      int (*before_run)(void *arg), void *arg);
+/* hv_create()'s second half without @before_run: lets the paused domain
+ * @name run once its memory hard limit is set, and destroys it when that
+ * cannot be. */
 int hv_resume_bounded(struct hypervisor *hv, const char *name,
 		      uint64_t mem_limit_mib);
 /* Is a domain of that name running? 1 yes, 0 no, <0 error. */

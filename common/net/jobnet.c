@@ -82,23 +82,64 @@ static int journal_nft(int state_fd, const char *family, const char *table)
 	return journal_append(state_fd, "NFT", args);
 }
 
-/* IPv6 off before the device is up: no link-local address a guest could
- * reach. ("addrgenmode none" is refused when a link is created.) Nothing to
- * do on a kernel without IPv6. /proc/sys/net is the caller's namespace's. */
-static int disable_ipv6(const char *ifname)
+/* One IPv6 setting of @ifname. Nothing to do on a kernel without IPv6.
+ * /proc/sys/net is the caller's namespace's. */
+static int set_ipv6_conf(const char *ifname, const char *key, const char *val)
 {
 	_cleanup_close_ int fd = -1;
 	char path[128];
 
 	if (access("/proc/sys/net/ipv6", F_OK) < 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6",
-		 ifname);
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/%s", ifname,
+		 key);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "1", 1) != 1)
+	if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val))
 		return log_errno(errno ?: EIO,
-				 "job network: cannot disable IPv6 on %s",
+				 "job network: cannot set IPv6 %s of %s", key,
 				 ifname);
+	return 0;
+}
+
+/* IPv6 off before the device is up: no link-local address a guest could
+ * reach. ("addrgenmode none" is refused when a link is created.) */
+static int disable_ipv6(const char *ifname)
+{
+	return set_ipv6_conf(ifname, "disable_ipv6", "1");
+}
+
+/* Another job running here whose VXLAN device holds this job's VNI:
+ * -EADDRINUSE naming it, the job's fault (its id), not the node's. */
+static int check_vni_free(const struct jobnet_plan *p)
+{
+	struct if_nameindex *ifs = if_nameindex();
+	_cleanup_free_ const char **names = NULL;
+	uint32_t holder;
+	size_t n = 0;
+	int r;
+
+	if (!ifs)
+		return log_errno(errno, "job network: cannot list interfaces");
+	while (ifs[n].if_name)
+		n++;
+	names = calloc(n ?: 1, sizeof(*names));
+	if (!names) {
+		if_freenameindex(ifs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		names[i] = ifs[i].if_name;
+	r = jobnet_vni_holder(p, names, n, &holder);
+	if_freenameindex(ifs);
+	if (r > 0)
+		return log_errno(EADDRINUSE,
+				 "job network: VNI %u is held by job %u "
+				 "running on this node (job ids that differ "
+				 "by a multiple of the JobNetworkVni= range "
+				 "share a VNI); the admin can widen "
+				 "JobNetworkVni= (vm.conf) or lower MaxJobId= "
+				 "(slurm.conf) to its width",
+				 p->vni, holder);
 	return 0;
 }
 
@@ -147,6 +188,9 @@ int jobnet_setup(const struct jobnet_plan *p, int state_fd)
 	nft = jobnet_nft_script(p);
 	if (!fdb || !nft)
 		return -ENOMEM;
+	r = check_vni_free(p);
+	if (r < 0)
+		return r;
 	/* Journaled before they are made: undoing what is not there is
 	 * success. */
 	if ((r = journal_netlink(state_fd, p->bridge)) < 0 ||
@@ -169,6 +213,30 @@ int jobnet_setup(const struct jobnet_plan *p, int state_fd)
 	if (r < 0)
 		return r;
 	return setup_up(p);
+}
+
+int jobnet_guard_tap(const struct jobnet_plan *p, int state_fd)
+{
+	char *const nft_argv[] = { NFT_PATH, "-f", "-", NULL };
+	_cleanup_free_ char *nft = jobnet_tap_nft_script(p);
+	int r;
+
+	if (!nft)
+		return -ENOMEM;
+	if (if_nametoindex(p->tap) == 0)
+		return log_errno(ENODEV,
+				 "job network: the guest's tap %s is "
+				 "not there",
+				 p->tap);
+	/* No link-local address, no router advertisement taken from the
+	 * guest (libvirt made the tap with IPv6 on). */
+	if ((r = set_ipv6_conf(p->tap, "accept_ra", "0")) < 0 ||
+	    (r = disable_ipv6(p->tap)) < 0)
+		return r;
+	if ((r = journal_nft(state_fd, "netdev", p->table)) < 0)
+		return r;
+	return run_tool(nft_argv, nft,
+			"loading the guest tap's nftables table");
 }
 
 static bool is_job_ifname(const char *s)
@@ -200,7 +268,8 @@ static int undo_nft(const char *family, const char *table)
 			       (char *)family, (char *)table, NULL };
 	unsigned id;
 
-	if ((strcmp(family, "bridge") != 0 && strcmp(family, "inet") != 0) ||
+	if ((strcmp(family, "bridge") != 0 && strcmp(family, "inet") != 0 &&
+	     strcmp(family, "netdev") != 0) ||
 	    strncmp(table, "svm_job_", 8) != 0 ||
 	    str_to_uint(table + 8, &id) < 0)
 		return -EBADMSG;

@@ -37,6 +37,8 @@ struct jobnet_node {
 struct jobnet_plan {
 	uint32_t job_id;
 	uint32_t vni;
+	uint32_t vni_min; /* JobNetworkVni= */
+	uint32_t vni_range;
 	unsigned mtu;
 	int family; /* AF_INET or AF_INET6: the underlay's */
 	unsigned prefix;
@@ -75,13 +77,31 @@ char *jobnet_fdb_batch(const struct jobnet_plan *plan);
 char *jobnet_nft_script(const struct jobnet_plan *plan);
 char *jobnet_network_config(const struct jobnet_plan *plan);
 char *jobnet_hosts(const struct jobnet_plan *plan);
+/* The nft script of the guest's tap (a netdev table whose ingress chain is
+ * bound to the tap, so it can only be loaded once the tap exists). */
+char *jobnet_tap_nft_script(const struct jobnet_plan *plan);
+
+/* The VNI of job @job_id under @plan's JobNetworkVni= range. */
+uint32_t jobnet_vni_of(const struct jobnet_plan *plan, uint32_t job_id);
+/* Another job among the network devices @ifnames whose VXLAN device holds
+ * @plan's VNI (jobs whose ids differ by a multiple of the range share one):
+ * 1 with its id in @holder, else 0. */
+int jobnet_vni_holder(const struct jobnet_plan *plan,
+		      const char *const *ifnames, size_t n, uint32_t *holder);
 
 /* The underlay's MTU, or -ENODEV (a node fault, logged naming it). */
 int jobnet_underlay_mtu(const char *ifname);
 /* Creates the bridge, the VXLAN device, its forwarding entries and the
  * nftables tables, each journaled in @state_fd before it is made. Fails
- * with the reason logged; what was made stays journaled for jobnet_undo(). */
+ * with the reason logged; what was made stays journaled for jobnet_undo().
+ * -EADDRINUSE: another job running here holds the VNI (the job's fault,
+ * logged naming that job). */
 int jobnet_setup(const struct jobnet_plan *plan, int state_fd);
+/* Locks the guest's tap, made by libvirt, before the guest runs: IPv6 and
+ * router advertisements off on it, and a netdev table (journaled) whose
+ * ingress chain admits only the guest's own IPv4 and ARP, before the
+ * bridge sees a frame. */
+int jobnet_guard_tap(const struct jobnet_plan *plan, int state_fd);
 /* Undoes one journal record (NETLINK, NFT); 1 when @verb is not ours.
  * Something already gone is success. */
 int jobnet_undo(const char *verb, char *const *args, size_t n_args);

@@ -145,7 +145,9 @@ int jobnet_plan(const struct vmconf *conf, uint32_t job_id,
 				 n, conf->jobnet_subnet_text);
 	/* Jobs whose ids differ by a multiple of the range share a VNI:
 	 * vm.conf(5) asks for a range at least as wide as MaxJobId. */
-	p.vni = (uint32_t)(conf->jobnet_vni_min + job_id % range);
+	p.vni_min = conf->jobnet_vni_min;
+	p.vni_range = (uint32_t)range;
+	p.vni = jobnet_vni_of(&p, job_id);
 	snprintf(p.underlay, sizeof(p.underlay), "%s", conf->jobnet_underlay);
 	snprintf(p.bridge, sizeof(p.bridge), "svmb%08x", job_id);
 	snprintf(p.vxlan, sizeof(p.vxlan), "svmx%08x", job_id);
@@ -164,6 +166,32 @@ int jobnet_plan(const struct vmconf *conf, uint32_t job_id,
 		return r;
 	}
 	*plan = p;
+	return 0;
+}
+
+uint32_t jobnet_vni_of(const struct jobnet_plan *plan, uint32_t job_id)
+{
+	return plan->vni_min + job_id % plan->vni_range;
+}
+
+int jobnet_vni_holder(const struct jobnet_plan *plan,
+		      const char *const *ifnames, size_t n, uint32_t *holder)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned long job;
+		char *end;
+
+		/* svmx<job in 8 hex digits>, as jobnet_plan() names it */
+		if (strncmp(ifnames[i], "svmx", 4) != 0 ||
+		    strlen(ifnames[i]) != 12)
+			continue;
+		job = strtoul(ifnames[i] + 4, &end, 16);
+		if (*end || job == plan->job_id ||
+		    jobnet_vni_of(plan, (uint32_t)job) != plan->vni)
+			continue;
+		*holder = (uint32_t)job;
+		return 1;
+	}
 	return 0;
 }
 
@@ -274,13 +302,14 @@ char *jobnet_nft_script(const struct jobnet_plan *p)
 		"}\n",
 		p->table, p->tap, mac, ip, p->vxlan);
 	/* VXLAN has no authentication: this job's VNI is taken only from
-	 * the job's other nodes. */
+	 * the job's other nodes, through the underlay. */
 	fprintf(f,
-		"table inet %s {\n"
+		"table inet %1$s {\n"
 		"\tchain vxlan {\n"
 		"\t\ttype filter hook input priority -300; policy accept;\n"
-		"\t\tudp dport %u @th,96,24 %u ",
-		p->table, JOBNET_VXLAN_PORT, p->vni);
+		"\t\tudp dport %2$u @th,96,24 %3$u iifname != \"%4$s\" drop\n"
+		"\t\tudp dport %2$u @th,96,24 %3$u ",
+		p->table, JOBNET_VXLAN_PORT, p->vni, p->underlay);
 	if (p->n_nodes > 1) {
 		fprintf(f, "%s saddr != { ", ipkw);
 		for (size_t i = 0; i < p->n_nodes; i++) {
@@ -292,6 +321,36 @@ char *jobnet_nft_script(const struct jobnet_plan *p)
 		fprintf(f, " } ");
 	}
 	fprintf(f, "drop\n\t}\n}\n");
+	return doc_close(&d);
+}
+
+char *jobnet_tap_nft_script(const struct jobnet_plan *p)
+{
+	char mac[18], ip[16];
+	struct doc d;
+	FILE *f = doc_open(&d);
+
+	if (!f)
+		return NULL;
+	jobnet_mac_string(p, p->self, mac);
+	jobnet_ip_string(p, p->self, ip);
+	/* On the tap itself, before the bridge: a bridge hands frames to
+	 * the IEEE link-local groups 01:80:c2:00:00:0X to its ingress
+	 * port's own IP stack without running its hooks. Only the guest's
+	 * own IPv4 and ARP pass; nothing to those groups. */
+	fprintf(f,
+		"table netdev %1$s {\n"
+		"\tchain tap {\n"
+		"\t\ttype filter hook ingress device \"%2$s\" priority -500; "
+		"policy drop;\n"
+		"\t\tether saddr != %3$s drop\n"
+		"\t\tether daddr 01:80:c2:00:00:00-01:80:c2:00:00:0f drop\n"
+		"\t\tether type ip ip saddr %4$s accept\n"
+		"\t\tether type arp arp saddr ether %3$s arp saddr ip %4$s "
+		"accept\n"
+		"\t}\n"
+		"}\n",
+		p->table, p->tap, mac, ip);
 	return doc_close(&d);
 }
 

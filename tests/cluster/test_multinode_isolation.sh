@@ -14,7 +14,13 @@
 #     itself at the same time: each job reaches its own peer only);
 #   - a spoofed source IP (a third address of the job subnet) and a spoofed
 #     source MAC (`ip link set job0 address ...`) are dropped: n2's guest
-#     receives the genuine datagrams sent before and after them, not them.
+#     receives the genuine datagrams sent before and after them, not them;
+#   - raw frames to the IEEE link-local groups 01:80:c2:00:00:0e, :00, :03
+#     (which a bridge passes to the port's own stack past its hooks), with
+#     the ControlAddr or the guest's own address as source, to n1's
+#     NodeAddr and as VXLAN with B's VNI from n2's address, reach nothing
+#     of n1's IP stack (a prerouting counter), no sink and not B's guest;
+#   - each guest's tap has no IPv6 address and the netdev table bound to it.
 # Arrival is counted where a packet would land: UDP sinks (svm-net-bench,
 # tests/guest/files/net_bench.c; the host's build/bench/net_bench) in B's
 # guests, A's n2 guest, both node namespaces and the root namespace.
@@ -112,7 +118,8 @@ done
 # A's probe on n1, as root in the guest.
 probe='set -u
 peer=$1 peer_mac=$2 bmac=$3 bcast=$4 spoof=$5 fake=$6 brmac=$7 port=$8
-shift 8
+me=$9 bvni=${10} bip=${11} ctld=${12} node1=${13} node2=${14}
+shift 11
 send() { svm-net-bench udp-send "$@" || echo "probe: udp-send $* failed"; }
 arp -i job0 -s "$peer" "$peer_mac"
 send "$peer" "$port" A-genuine-1
@@ -128,6 +135,17 @@ for t in "$@"; do
 	send "$t" "$port" "A-to-$t"
 	ping -c 1 -w 2 "$t" >/dev/null 2>&1 && echo "probe: $t answers ping"
 done
+# Raw frames to the IEEE link-local groups, which a bridge hands to the
+# port'"'"'s own stack past its hooks: to n1 from ControlAddr and from our
+# own address, and as VXLAN from n2 with B'"'"'s VNI to B'"'"'s n1 guest.
+for g in 0e 00 03; do
+	for src in "$ctld" "$me"; do
+		svm-net-bench raw-udp job0 "01:80:c2:00:00:$g" "$src" "$node1" \
+			"$port" "A-group-$g-from-$src" || echo "probe: raw-udp failed"
+	done
+	svm-net-bench raw-vxlan job0 "01:80:c2:00:00:$g" "$node2" "$node1" \
+		"$bvni" "$bip" "$port" "A-group-$g-vxlan" || echo "probe: raw-vxlan failed"
+done
 ip addr add "$spoof/32" dev job0
 send -s "$spoof" "$peer" "$port" A-spoofed-ip
 ip addr del "$spoof/32" dev job0
@@ -140,9 +158,15 @@ send "$peer" "$port" A-spoofed-mac
 ip link set job0 address "$orig"
 send "$peer" "$port" A-genuine-2
 echo probe: done'
+bvni=$(harness_node_exec n1 ip -d link show dev "svmx$(printf %08x "$B")" |
+	sed -n 's/.*vxlan id \([0-9]*\) .*/\1/p')
+[ -n "$bvni" ] || harness_die "n1: no VNI of job $B"
+# What of the group-addressed frames reaches n1's IP stack at all.
+harness_node_exec n1 nft "add table inet svm_test_group; add chain inet svm_test_group pre { type filter hook prerouting priority -400; }; add rule inet svm_test_group pre ether daddr 01:80:c2:00:00:00-01:80:c2:00:00:0f counter" ||
+	harness_die "n1: cannot add the group counter"
 step "$A" n1 sh -c "$probe" probe "${gip[An2]}" "${gmac[An2]}" "${gmac[Bn2]}" \
-	"$bcast" "$spoof" "$fake_mac" "$brmac" "$port" "$ctld" "$addr1" "$addr2" \
-	>"$w/probe-A" 2>&1
+	"$bcast" "$spoof" "$fake_mac" "$brmac" "$port" "${gip[An1]}" "$bvni" \
+	"${gip[Bn1]}" "$ctld" "$addr1" "$addr2" >"$w/probe-A" 2>&1
 # B's own pair at the same time: its peer and its broadcast.
 step "$B" n1 sh -c 'svm-net-bench udp-send "$1" "$3" B-genuine &&
 	svm-net-bench udp-send "$2" "$3" B-broadcast && echo probe: done' probe \
@@ -182,9 +206,30 @@ done
 l=$(grep 'answers ping' "$w/probe-A")
 [ -z "$l" ] && ok "no ping answer from $ctld (ControlAddr), $addr1 (n1) or $addr2 (n2)" ||
 	fail "a guest reached the underlay: $l"
+n=$(harness_node_exec n1 nft list chain inet svm_test_group pre | sed -n 's/.*counter packets \([0-9]*\) .*/\1/p')
+harness_node_exec n1 nft delete table inet svm_test_group
+[ "$n" = 0 ] && ok "frames to 01:80:c2:00:00:0e, :00, :03 (spoofed ControlAddr, own address, VXLAN into B) reach nothing of n1's IP stack" ||
+	fail "$n frames to the link-local groups reached n1's IP stack"
 # Spoofing: dropped, while the genuine ones before and after arrived.
 nothing A-n2 A-spoofed-ip "spoofed from source IP $spoof (dropped)"
 nothing A-n2 A-spoofed-mac "spoofed from source MAC $fake_mac (dropped)"
+
+# The guests' taps (libvirt's, IPv6 on when made): locked before the guest
+# ran, IPv6 off (no link-local address to reach the node by), the netdev
+# table on the tap, no route the node took from a guest's RA.
+for j in A B; do
+	tap=svmt$(printf %08x "${!j}")
+	for node in n1 n2; do
+		v6=$(harness_node_exec "$node" ip -6 addr show dev "$tap" 2>&1)
+		tbl=$(harness_node_exec "$node" nft list table netdev "svm_job_${!j}" 2>&1)
+		rt=$(harness_node_exec "$node" ip -6 route show default 2>&1)
+		if [ -z "$v6" ] && [[ "$tbl" == *"device \"$tap\""* ]] && [ -z "$rt" ]; then
+			ok "job $j $node: tap $tap has no IPv6 address, its netdev table is bound to it, no IPv6 default route"
+		else
+			fail "job $j $node: tap $tap: IPv6 '$v6', table '$tbl', default route '$rt'"
+		fi
+	done
+done
 
 # Both jobs end; nothing of either is left on either node.
 scancel "$A" "$B"

@@ -7,6 +7,9 @@
  *       prints a planned document: network-config, hosts, fdb, nft, mac, ip
  *   svm-jobnet setup VMCONF JOBID SELF NODE=ADDR...
  *       sets the job network up on this node (StateDir of VMCONF, journal)
+ *   svm-jobnet tap VMCONF JOBID SELF NODE=ADDR...
+ *       locks the guest's tap (a veth here) as the prolog does before the
+ *       guest runs
  *   svm-jobnet teardown VMCONF JOBID
  *       replays the job's journal as the epilog does
  */
@@ -99,7 +102,7 @@ static int cmd_teardown(const struct vmconf *conf, unsigned job)
 }
 
 static int cmd_setup(const struct vmconf *conf, unsigned job, unsigned self,
-		     char **nodes, int n)
+		     char **nodes, int n, bool tap)
 {
 	struct jobnet_plan p = { 0 };
 	_cleanup_close_ int fd = -1;
@@ -113,7 +116,7 @@ static int cmd_setup(const struct vmconf *conf, unsigned job, unsigned self,
 	if (r < 0)
 		return r;
 	fd = job_statedir(conf, job, true);
-	r = fd < 0 ? fd : jobnet_setup(&p, fd);
+	r = fd < 0 ? fd : tap ? jobnet_guard_tap(&p, fd) : jobnet_setup(&p, fd);
 	printf("setup %.3f s\n", clock_now_s() - t0);
 	jobnet_plan_free(&p);
 	return r;
@@ -155,7 +158,9 @@ int main(int argc, char **argv)
 	else if (argc < 6 || str_to_uint(argv[4], &self) < 0)
 		;
 	else if (strcmp(argv[1], "setup") == 0)
-		r = cmd_setup(&conf, job, self, argv + 5, argc - 5);
+		r = cmd_setup(&conf, job, self, argv + 5, argc - 5, false);
+	else if (strcmp(argv[1], "tap") == 0)
+		r = cmd_setup(&conf, job, self, argv + 5, argc - 5, true);
 	else if (strcmp(argv[1], "doc") == 0 && argc >= 8)
 		r = cmd_doc(&conf, job, self, argv[5], argv[6], argv + 7,
 			    argc - 7);

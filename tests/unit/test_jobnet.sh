@@ -44,6 +44,14 @@ printf 'JobNetwork=vxlan\nJobNetworkUnderlay=lo\n' >"$t/cc/vm.conf"
 "$build/admin/slurm-vm" check-config --slurm-conf "$t/cc/slurm.conf" >"$t/cc/out" 2>&1
 check "check-config: an underlay that is there is ok" \
 	"grep -q '^ok: *JobNetworkUnderlay=lo: MTU' '$t/cc/out'"
+# Slurm's default MaxJobId (67043328) outnumbers the default VNIs: a
+# warning naming both; a MaxJobId within the range is ok.
+check "check-config: JobNetworkVni narrower than MaxJobId is a warning" \
+	"grep -q '^warning: JobNetworkVni=100000-16000000 holds 15900001 VNIs, fewer than MaxJobId=67043328' '$t/cc/out'"
+printf 'ClusterName=x\nSlurmctldHost=h\nMaxJobId=15000000\n' >"$t/cc/slurm.conf"
+"$build/admin/slurm-vm" check-config --slurm-conf "$t/cc/slurm.conf" >"$t/cc/out" 2>&1
+check "check-config: a MaxJobId within JobNetworkVni is ok" \
+	"grep -q '^ok: *JobNetworkVni=100000-16000000: a VNI for each of MaxJobId=15000000' '$t/cc/out' && ! grep -q '^warning: JobNetworkVni' '$t/cc/out'"
 
 if [ "$(id -u)" != 0 ] || ! command -v nft >/dev/null || ! ip netns add "$ns-ul" 2>/dev/null; then
 	echo "SKIP: the namespace part needs root, nft (nftables) and network namespaces"
@@ -89,6 +97,10 @@ job_up() {
 		nsx "$g" ip addr add "$ip/16" dev eth0
 		# The guest is root: a route to everything, straight out.
 		nsx "$g" ip route add default dev eth0
+		# what the prolog does between libvirt's tap and the guest's
+		# first instruction
+		nsx "$n" "$drv" tap "$t/$n.conf" "$job" "$i" "${nodes[@]}" >>"$t/setup-$n-$job" 2>&1 ||
+			echo "tap guard of job $job on $n failed: $(cat "$t/setup-$n-$job")"
 		i=$((i + 1))
 	done
 }
@@ -164,6 +176,9 @@ nsx g1a ip addr add 10.77.0.99/16 dev eth0
 nsx g1a ip neigh flush dev eth0
 nsx g1a ping -c 2 -W 1 -I 10.77.0.99 10.77.0.2 >/dev/null 2>&1
 nsx g1a ip addr del 10.77.0.99/16 dev eth0
+# The spoofed pings left 10.77.0.2 unresolved, still probing: its failure
+# would drop the next ping's packet.
+nsx g1a ip neigh flush dev eth0
 check "a spoofed source MAC is dropped" "[ \$(count g2a netdev spoof) = 0 ]"
 check "a spoofed source IP (IPv4 and ARP) is dropped" \
 	"[ \$(count g2a netdev spoofip) = 0 ] && [ \$(count g2a netdev spoofarp) = 0 ]"
@@ -180,16 +195,97 @@ sleep 0.3
 check "VXLAN into job A's VNI from outside the job's nodes is dropped" \
 	"[ \$(count g2a netdev inject) = 0 ]"
 
+# --- frames to the IEEE link-local group addresses (01:80:c2:00:00:0X),
+# which a bridge hands to its ingress port's own stack past its hooks, and a
+# router advertisement: g1a sends them raw (svm-rawframe below) with a
+# spoofed source. Counted in n1's inet prerouting (before any job rule) and
+# in job B's guest on n1, which a VXLAN datagram with B's VNI and n2's
+# address would reach.
+cat >"$t/rawframe.py" <<'PY'
+import socket, struct, sys
+def csum(b):
+    if len(b) % 2: b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16: s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+def ipv4_udp(src, dst, dport, data):
+    udp = struct.pack("!HHHH", 40000, dport, 8 + len(data), 0) + data
+    h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0,
+                    socket.inet_aton(src), socket.inet_aton(dst))
+    return h[:10] + struct.pack("!H", csum(h)) + h[12:] + udp
+def ra(src_mac):
+    src = bytes.fromhex("fe80000000000000") + bytes.fromhex("0000000000000001")
+    dst = socket.inet_pton(socket.AF_INET6, "ff02::1")
+    pio = struct.pack("!BBBBIII16s", 3, 4, 64, 0xc0, 86400, 14400, 0,
+                      socket.inet_pton(socket.AF_INET6, "2001:db8:77::"))
+    body = struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, 1800, 0, 0) + pio
+    pseudo = src + dst + struct.pack("!I3xB", len(body), 58)
+    body = body[:2] + struct.pack("!H", csum(pseudo + body)) + body[4:]
+    return struct.pack("!IHBB16s16s", 0x60000000, len(body), 58, 255, src, dst) + body
+dev, kind = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((dev, 0))
+me = s.getsockname()[4]
+for group in ("0e", "00", "03"):
+    dst = bytes.fromhex("0180c20000" + group)
+    if kind == "udp":  # SRC DST PORT
+        pkt, et = ipv4_udp(sys.argv[3], sys.argv[4], int(sys.argv[5]), b"x" * 8), 0x0800
+    elif kind == "vxlan":  # SRC DST VNI: a broadcast into that VNI
+        inner = b"\xff" * 6 + bytes.fromhex("02aabbccdd02") + b"\x08\x06" + b"\0" * 28
+        hdr = bytes([8, 0, 0, 0]) + int(sys.argv[5]).to_bytes(3, "big") + b"\0"
+        pkt, et = ipv4_udp(sys.argv[3], sys.argv[4], 4789, hdr + inner), 0x0800
+    else:
+        pkt, et = ra(me), 0x86dd
+    for i in range(3):
+        s.send(dst + me + struct.pack("!H", et) + pkt)
+PY
+nsx n1 nft "add chain inet probe p_pre { type filter hook prerouting priority -400; }; add rule inet probe p_pre ip saddr $ul.254 udp dport 7777 counter"
+probe g1b groupvx eth0 "ether saddr 02:aa:bb:cc:dd:02"
+nsx n1 python3 -c '
+import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 7777)); s.settimeout(2)
+n = 0
+try:
+    while True: s.recv(100); n += 1
+except OSError: pass
+open("'"$t"'/sink", "w").write(str(n))' &
+sink=$!
+sleep 0.3
+g1ip=$("$drv" doc "$t/n1.conf" 1001 0 9000 ip "${nodes[@]}")
+nsx g1a python3 "$t/rawframe.py" eth0 udp "$ul.254" "$ul.1" 7777
+nsx g1a python3 "$t/rawframe.py" eth0 udp "$g1ip" "$ul.1" 7777
+nsx g1a python3 "$t/rawframe.py" eth0 vxlan "$ul.2" "$ul.1" 1002
+nsx g1a python3 "$t/rawframe.py" eth0 ra
+wait "$sink"
+check "group-addressed frames (01:80:c2:00:00:0e, :00, :03) reach nothing of the node's IP stack" \
+	"[ \$(nsx n1 nft list chain inet probe p_pre | awk '/counter/ { print \$(NF-2) }') = 0 ] && [ \$(cat '$t/sink') = 0 ]"
+check "... nor, as VXLAN with job B's VNI and n2's address, job B's guest" \
+	"[ \$(count g1b netdev groupvx) = 0 ]"
+check "the guest's port (tap) has no IPv6 address and IPv6 off" \
+	"[ -z \"\$(nsx n1 ip -6 addr show dev svmt000003e9)\" ] && [ \"\$(nsx n1 cat /proc/sys/net/ipv6/conf/svmt000003e9/disable_ipv6)\" = 1 ]"
+check "the node took no router advertisement from the guest" \
+	"[ -z \"\$(nsx n1 ip -6 route show default)\" ] && ! nsx n1 ip -6 addr | grep -q 2001:db8:77"
+
 # --- failures: a missing underlay is named; a half-made network is undone
 printf 'StateDir=%s\nJobNetwork=vxlan\nJobNetworkUnderlay=nosuch0\n' "$t/state-bad" >"$t/bad.conf"
 nsx n1 "$drv" setup "$t/bad.conf" 7 0 "${nodes[@]}" >"$t/bad.out" 2>&1
 check "missing underlay: fails naming the interface" "grep -q 'underlay interface nosuch0' '$t/bad.out'"
-# Job 2001 gets job 1001's VNI on a range of 1000: its VXLAN cannot be made.
+# Job 2001 gets job 1001's VNI on a range of 1000: the job is refused
+# naming job 1001 (its fault, not the node's), before anything is made.
 rc=0
 nsx n1 "$drv" setup "$t/n1.conf" 2001 0 "${nodes[@]}" >"$t/clash.out" 2>&1 || rc=$?
+check "a VNI held by another running job refuses the job naming that job" \
+	"[ $rc = 1 ] && grep -q 'VNI 1001 is held by job 1001 running on this node' '$t/clash.out' && ! nsx n1 ip link show svmb000007d1 >/dev/null 2>&1"
+nsx n1 "$drv" teardown "$t/n1.conf" 2001 >/dev/null 2>&1
+# A VXLAN device the suite did not make holds VNI 1500: job 1500's cannot be
+# made.
+nsx n1 ip link add clash0 type vxlan id 1500 dev ul0 local "$ul.1" dstport 4789
+rc=0
+nsx n1 "$drv" setup "$t/n1.conf" 1500 0 "${nodes[@]}" >"$t/clash.out" 2>&1 || rc=$?
+nsx n1 ip link del clash0
 check "a VXLAN that cannot be made fails the setup" "[ $rc = 1 ] && grep -q 'creating the bridge and VXLAN device failed' '$t/clash.out'"
 check "... and its teardown removes the bridge made before" \
-	"nsx n1 '$drv' teardown '$t/n1.conf' 2001 >/dev/null && ! nsx n1 ip link show svmb000007d1 >/dev/null 2>&1"
+	"nsx n1 '$drv' teardown '$t/n1.conf' 1500 >/dev/null && ! nsx n1 ip link show svmb000005dc >/dev/null 2>&1"
 
 # --- 1023 peers: the network phase of a 1024-node job
 big=()

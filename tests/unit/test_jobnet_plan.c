@@ -165,6 +165,69 @@ static void test_plan_three_nodes(void **state)
 	vmconf_free(&conf);
 }
 
+/* Jobs 4242 and 5242 share VNI 1242 on a range of 1000: the second is
+ * refused naming the first, whose VXLAN device is up on the node; its own
+ * device, other jobs' and foreign names are no clash. */
+static void test_vni_clash(void **state)
+{
+	const char *none[] = { "lo",	       "eth0",	       "svmx00001092",
+			       "svmb0000147a", "svmx0000147b", "svmxzz00147a" };
+	const char *held[] = { "lo", "svmx00001092", "svmt00001092" };
+	struct vmconf conf;
+	struct jobnet_plan p;
+	uint32_t holder = 0;
+
+	(void)state;
+	vxlan_conf(&conf);
+	assert_int_equal(
+		jobnet_plan(&conf, 5242, names3, addrs3, 3, 1, 9000, &p), 0);
+	assert_int_equal(p.vni, 1242);
+	assert_int_equal(jobnet_vni_of(&p, 4242), 1242);
+	assert_int_equal(jobnet_vni_holder(&p, held, 3, &holder), 1);
+	assert_int_equal(holder, 4242);
+	jobnet_plan_free(&p);
+	assert_int_equal(
+		jobnet_plan(&conf, 4242, names3, addrs3, 3, 1, 9000, &p), 0);
+	assert_int_equal(jobnet_vni_holder(&p, none, 6, &holder), 0);
+	jobnet_plan_free(&p);
+	vmconf_free(&conf);
+}
+
+/* The guest's tap: its own MAC, IPv4 and ARP only, nothing to the IEEE
+ * link-local groups; VXLAN only through the underlay. */
+static void test_tap_script(void **state)
+{
+	struct vmconf conf;
+	struct jobnet_plan p;
+	char *doc;
+
+	(void)state;
+	vxlan_conf(&conf);
+	assert_int_equal(
+		jobnet_plan(&conf, 4242, names3, addrs3, 3, 1, 9000, &p), 0);
+	doc = jobnet_tap_nft_script(&p);
+	assert_string_equal(
+		doc,
+		"table netdev svm_job_4242 {\n"
+		"\tchain tap {\n"
+		"\t\ttype filter hook ingress device \"svmt00001092\" "
+		"priority -500; policy drop;\n"
+		"\t\tether saddr != 02:00:10:92:00:01 drop\n"
+		"\t\tether daddr 01:80:c2:00:00:00-01:80:c2:00:00:0f drop\n"
+		"\t\tether type ip ip saddr 10.9.0.2 accept\n"
+		"\t\tether type arp arp saddr ether 02:00:10:92:00:01 arp "
+		"saddr ip 10.9.0.2 accept\n"
+		"\t}\n"
+		"}\n");
+	free(doc);
+	doc = jobnet_nft_script(&p);
+	assert_non_null(strstr(doc, "udp dport 4789 @th,96,24 1242 iifname != "
+				    "\"eth0\" drop\n"));
+	free(doc);
+	jobnet_plan_free(&p);
+	vmconf_free(&conf);
+}
+
 /* Names fit IFNAMSIZ for every job id; MACs are locally administered
  * unicast; a one-node job accepts VXLAN from no one. */
 static void test_plan_limits(void **state)
@@ -346,6 +409,8 @@ int main(void)
 		cmocka_unit_test(test_conf_defaults),
 		cmocka_unit_test(test_conf_rejects),
 		cmocka_unit_test(test_plan_three_nodes),
+		cmocka_unit_test(test_vni_clash),
+		cmocka_unit_test(test_tap_script),
 		cmocka_unit_test(test_plan_limits),
 		cmocka_unit_test(test_plan_hostile),
 		cmocka_unit_test(test_plan_fault_owner),

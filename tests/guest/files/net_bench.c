@@ -11,6 +11,13 @@
  *       arrive with it
  *   svm-net-bench udp-send [-s SRC] ADDR PORT TEXT
  *       one datagram, from SRC when given (an address the sender has)
+ *   svm-net-bench raw-udp DEV DSTMAC SRC ADDR PORT TEXT
+ *       one Ethernet frame out of DEV (AF_PACKET, its own source MAC) to
+ *       DSTMAC carrying a datagram from any SRC to ADDR:PORT, e.g. to the
+ *       IEEE link-local group 01:80:c2:00:00:0e with a spoofed source
+ *   svm-net-bench raw-vxlan DEV DSTMAC SRC ADDR VNI INNERDST PORT TEXT
+ *       the same to ADDR's VXLAN port (4789), carrying into VNI a broadcast
+ *       frame with a datagram to INNERDST:PORT
  *   svm-net-bench tcp-serve PORT SECONDS
  *       answers tcp-client's two connections (echo, then a count of what
  *       it read) until the second is done or SECONDS pass
@@ -25,6 +32,9 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -32,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,9 +64,12 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: %s udp-sink PORT SECONDS\n"
 		"       %s udp-send [-s SRC] ADDR PORT TEXT\n"
+		"       %s raw-udp DEV DSTMAC SRC ADDR PORT TEXT\n"
+		"       %s raw-vxlan DEV DSTMAC SRC ADDR VNI INNERDST PORT "
+		"TEXT\n"
 		"       %s tcp-serve PORT SECONDS\n"
 		"       %s tcp-client ADDR PORT ROUNDS MIB\n",
-		prog, prog, prog, prog);
+		prog, prog, prog, prog, prog, prog);
 	return 2;
 }
 
@@ -350,6 +364,129 @@ out:
 	return r;
 }
 
+static uint16_t ip_checksum(const uint8_t *p, size_t n)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* An IPv4 header and UDP datagram (no UDP checksum) at @buf; its length,
+ * or 0 when an address does not parse. */
+static size_t ipv4_udp(uint8_t *buf, const char *src, const char *dst,
+		       long port, const void *data, size_t len)
+{
+	size_t total = 20 + 8 + len;
+	uint16_t csum;
+
+	memset(buf, 0, 28);
+	buf[0] = 0x45;
+	buf[2] = (uint8_t)(total >> 8);
+	buf[3] = (uint8_t)total;
+	buf[8] = 64;
+	buf[9] = IPPROTO_UDP;
+	if (inet_pton(AF_INET, src, buf + 12) != 1 ||
+	    inet_pton(AF_INET, dst, buf + 16) != 1)
+		return 0;
+	csum = ip_checksum(buf, 20);
+	buf[10] = (uint8_t)(csum >> 8);
+	buf[11] = (uint8_t)csum;
+	buf[20] = 0x9c; /* source port 40000 */
+	buf[21] = 0x40;
+	buf[22] = (uint8_t)(port >> 8);
+	buf[23] = (uint8_t)port;
+	buf[24] = (uint8_t)((8 + len) >> 8);
+	buf[25] = (uint8_t)(8 + len);
+	memcpy(buf + 28, data, len);
+	return total;
+}
+
+/* One frame out of @dev to @dstmac: its own source MAC, EtherType IPv4. */
+static int raw_send(const char *dev, const char *dstmac, const uint8_t *pkt,
+		    size_t len)
+{
+	uint8_t frame[2048];
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_halen = 6 };
+	struct ifreq ifr = { 0 };
+	unsigned m[6];
+	int fd, r = 1;
+
+	if (len + 14 > sizeof(frame) ||
+	    sscanf(dstmac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3],
+		   &m[4], &m[5]) != 6)
+		return usage();
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (fd < 0)
+		return die("raw: socket");
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
+		die("raw: no such device");
+		goto out;
+	}
+	for (int i = 0; i < 6; i++)
+		frame[i] = sll.sll_addr[i] = (uint8_t)m[i];
+	memcpy(frame + 6, ifr.ifr_hwaddr.sa_data, 6);
+	frame[12] = 0x08;
+	frame[13] = 0x00;
+	memcpy(frame + 14, pkt, len);
+	sll.sll_ifindex = (int)if_nametoindex(dev);
+	if (sendto(fd, frame, len + 14, 0, (struct sockaddr *)&sll,
+		   sizeof(sll)) < 0) {
+		die("raw: send");
+		goto out;
+	}
+	r = 0;
+out:
+	close(fd);
+	return r;
+}
+
+/* argv: DEV DSTMAC SRC ADDR PORT TEXT */
+static int raw_udp(char **argv)
+{
+	uint8_t pkt[1500];
+	size_t n, len = strlen(argv[5]);
+
+	if (len > 1400 || number(argv[4]) <= 0 ||
+	    !(n = ipv4_udp(pkt, argv[2], argv[3], number(argv[4]), argv[5],
+			   len)))
+		return usage();
+	return raw_send(argv[0], argv[1], pkt, n);
+}
+
+/* argv: DEV DSTMAC SRC ADDR VNI INNERDST PORT TEXT */
+static int raw_vxlan(char **argv)
+{
+	uint8_t inner[1400], pkt[1500];
+	size_t n, len = strlen(argv[7]);
+	long vni = number(argv[4]);
+
+	if (len > 1000 || vni <= 0 || vni > 0xffffff || number(argv[6]) <= 0)
+		return usage();
+	/* VXLAN header, then the inner frame: broadcast, a made-up source */
+	memset(inner, 0, 8);
+	inner[0] = 0x08;
+	inner[4] = (uint8_t)(vni >> 16);
+	inner[5] = (uint8_t)(vni >> 8);
+	inner[6] = (uint8_t)vni;
+	memcpy(inner + 8,
+	       "\xff\xff\xff\xff\xff\xff\x02\x00\x5e\x00\x53\x02"
+	       "\x08\x00",
+	       14);
+	n = ipv4_udp(inner + 22, argv[2], argv[5], number(argv[6]), argv[7],
+		     len);
+	if (!n)
+		return usage();
+	n = ipv4_udp(pkt, argv[2], argv[3], 4789, inner, n + 22);
+	if (!n)
+		return usage();
+	return raw_send(argv[0], argv[1], pkt, n);
+}
+
 int main(int argc, char **argv)
 {
 	const char *src = NULL;
@@ -371,6 +508,10 @@ int main(int argc, char **argv)
 			return udp_send(src, argv[0], number(argv[1]), argv[2]);
 		return usage();
 	}
+	if (!strcmp(argv[1], "raw-udp") && argc == 8)
+		return raw_udp(argv + 2);
+	if (!strcmp(argv[1], "raw-vxlan") && argc == 10)
+		return raw_vxlan(argv + 2);
 	if (!strcmp(argv[1], "tcp-serve") && argc == 4 && number(argv[2]) > 0 &&
 	    number(argv[3]) > 0)
 		return tcp_serve(number(argv[2]), number(argv[3]));
