@@ -92,7 +92,7 @@ echo "hostnames $(scontrol show hostnames "$SLURM_JOB_NODELIST")"
 echo "in $(pwd)"
 echo "stdin $(wc -c)"
 export SVM_PROBE=42
-srun -n1 sh -c 'echo "step kernel $(uname -r) in $(pwd)"; echo "step probe $(printenv SVM_PROBE)"'
+srun -n1 sh -c 'echo "step kernel $(uname -r) in $(pwd)"; echo "step probe ${SVM_PROBE:-unset}"'
 srun -n1 false
 echo "srun false: $?"
 srun --mpi=pmi2 -n2 svm-mpi-allreduce
