@@ -52,7 +52,7 @@ struct session {
 	int report;	       /* spawn error pipe */
 	int pmix_listen;       /* a PMIx task's server until it connects */
 	bool pmix;	       /* the PMI stream is a PMIx server's */
-	struct pmixenv_topo_hider topo; /* in that server's bytes */
+	struct pmixenv_key_hider host_keys; /* in that server's bytes */
 	uint32_t uid, gid; /* the job's, which the task started with */
 	uint8_t hello[PMIXENV_HELLO_MAX]; /* the PMIx client's first bytes */
 	uint8_t hello_len;		  /* UINT8_MAX once they are checked */
@@ -439,7 +439,7 @@ static void handle_exec(const struct proto_frame *f)
 /* Bytes for the task's stdin or PMI socket. */
 static void handle_data(struct session *s, const struct proto_frame *f)
 {
-	static uint8_t shown[PROTO_MAX_DATA + PMIXENV_TOPO_KEY_MAX];
+	static uint8_t shown[PROTO_MAX_DATA + PMIXENV_HOST_KEY_MAX];
 	const uint8_t *data;
 	size_t len;
 	uint8_t st;
@@ -462,15 +462,15 @@ static void handle_data(struct session *s, const struct proto_frame *f)
 		return;
 	}
 	if (st == PROTO_PMI && s->pmix) {
-		unsigned renamed = s->topo.renamed;
+		unsigned renamed = s->host_keys.renamed;
 
 		if (len > PROTO_MAX_DATA) /* proto_decode_data() bounds it */
 			return;
-		len = pmixenv_hide_topo(&s->topo, data, len, shown);
+		len = pmixenv_hide_host_keys(&s->host_keys, data, len, shown);
 		data = shown;
-		if (s->topo.renamed != renamed)
-			log_debug("session %u: the host's topology hidden from "
-				  "PMIx",
+		if (s->host_keys.renamed != renamed)
+			log_debug("session %u: the host's topology and scratch "
+				  "directories hidden from PMIx",
 				  s->id);
 	}
 	if (proto_buf_append(&s->to_task[st], data, len) < 0)

@@ -115,17 +115,28 @@ fail:
 	return -ENOMEM;
 }
 
-static const char *const topo_keys[PMIXENV_TOPO_KEYS] = {
-	"pmix.ltopo",	  "pmix.hwlocxml1", "pmix.hwlocxml2",
-	"pmix.hwlocfile", "pmix.topo.xml",  "pmix.topo.file",
+/* No key of PMIx 4.2 holds one of these inside it. */
+static const char *const host_keys[PMIXENV_HOST_KEYS] = {
+	/* the topology */
+	"pmix.ltopo",
+	"pmix.hwlocxml1",
+	"pmix.hwlocxml2",
+	"pmix.hwlocfile",
+	"pmix.topo.xml",
+	"pmix.topo.file",
+	/* the scratch directories, and who removes them */
+	"pmix.tmpdir",
+	"pmix.nsdir",
+	"pmix.pdir",
+	"pmix.tdir.rmclean",
 };
 
-enum { TOPO_REPLY, TOPO_INDEX, TOPO_HEADER, TOPO_BODY, TOPO_RAW };
+enum { HIDER_REPLY, HIDER_INDEX, HIDER_HEADER, HIDER_BODY, HIDER_RAW };
 
 /* How much of @key is matched once @c follows the @n bytes matched so far:
  * on a mismatch, the longest prefix of @key that ends those bytes and @c
  * (KMP, spelled out: keys are short and mismatches after a 'p' are rare). */
-static uint8_t topo_advance(const char *key, uint8_t n, uint8_t c)
+static uint8_t key_advance(const char *key, uint8_t n, uint8_t c)
 {
 	if ((uint8_t)key[n] == c)
 		return n + 1;
@@ -137,14 +148,14 @@ static uint8_t topo_advance(const char *key, uint8_t n, uint8_t c)
 }
 
 /* One byte of a body, appended to @out at *@n. */
-static void topo_body_byte(struct pmixenv_topo_hider *h, uint8_t c,
-			   uint8_t *out, size_t *n)
+static void hider_body_byte(struct pmixenv_key_hider *h, uint8_t c,
+			    uint8_t *out, size_t *n)
 {
 	out[(*n)++] = c;
-	for (size_t k = 0; k < PMIXENV_TOPO_KEYS; k++) {
-		const char *key = topo_keys[k];
+	for (size_t k = 0; k < PMIXENV_HOST_KEYS; k++) {
+		const char *key = host_keys[k];
 
-		h->matched[k] = topo_advance(key, h->matched[k], c);
+		h->matched[k] = key_advance(key, h->matched[k], c);
 		if (key[h->matched[k]])
 			continue;
 		out[*n - h->matched[k]] = '_';
@@ -153,54 +164,54 @@ static void topo_body_byte(struct pmixenv_topo_hider *h, uint8_t c,
 	}
 	if (--h->body_left == 0) {
 		memset(h->matched, 0, sizeof(h->matched));
-		h->state = TOPO_HEADER;
+		h->state = HIDER_HEADER;
 	}
 }
 
 /* One byte of the status word, the index or a header, passed as it is. */
-static void topo_field_byte(struct pmixenv_topo_hider *h, uint8_t c)
+static void hider_field_byte(struct pmixenv_key_hider *h, uint8_t c)
 {
 	uint32_t v;
 
 	h->field[h->got++] = c;
-	if (h->got < (h->state == TOPO_HEADER ? 16 : 4))
+	if (h->got < (h->state == HIDER_HEADER ? 16 : 4))
 		return;
 	h->got = 0;
 	switch (h->state) {
-	case TOPO_REPLY: /* anything but success: no messages follow */
+	case HIDER_REPLY: /* anything but success: no messages follow */
 		memcpy(&v, h->field, sizeof(v));
-		h->state = v == 0 ? TOPO_INDEX : TOPO_RAW;
+		h->state = v == 0 ? HIDER_INDEX : HIDER_RAW;
 		break;
-	case TOPO_INDEX:
-		h->state = TOPO_HEADER;
+	case HIDER_INDEX:
+		h->state = HIDER_HEADER;
 		break;
 	default:
 		memcpy(&v, h->field + 8, sizeof(v));
 		h->body_left = ntohl(v);
 		if (h->body_left)
-			h->state = TOPO_BODY;
+			h->state = HIDER_BODY;
 		break;
 	}
 }
 
-size_t pmixenv_hide_topo(struct pmixenv_topo_hider *h, const uint8_t *in,
-			 size_t len, uint8_t *out)
+size_t pmixenv_hide_host_keys(struct pmixenv_key_hider *h, const uint8_t *in,
+			      size_t len, uint8_t *out)
 {
 	size_t n = h->carry_len, hold = 0;
 
 	memcpy(out, h->carry, h->carry_len);
 	h->carry_len = 0;
 	for (size_t i = 0; i < len; i++) {
-		if (h->state == TOPO_BODY) {
-			topo_body_byte(h, in[i], out, &n);
+		if (h->state == HIDER_BODY) {
+			hider_body_byte(h, in[i], out, &n);
 			continue;
 		}
 		out[n++] = in[i];
-		if (h->state != TOPO_RAW)
-			topo_field_byte(h, in[i]);
+		if (h->state != HIDER_RAW)
+			hider_field_byte(h, in[i]);
 	}
-	if (h->state == TOPO_BODY)
-		for (size_t k = 0; k < PMIXENV_TOPO_KEYS; k++)
+	if (h->state == HIDER_BODY)
+		for (size_t k = 0; k < PMIXENV_HOST_KEYS; k++)
 			if (h->matched[k] > hold)
 				hold = h->matched[k];
 	memcpy(h->carry, out + n - hold, hold);

@@ -19,8 +19,17 @@
  *     dropped so the guest's own hwloc discovery wins.
  *   - guest, the server's bytes: Slurm hands every client the host's hwloc
  *     XML as job data (PMIX_LOCAL_TOPO), and Open MPI 4.1 loads that in
- *     preference to discovering the topology it runs on. pmixenv_hide_topo()
- *     renames those keys in the stream, so the guest's own topology wins.
+ *     preference to discovering the topology it runs on; it hands every
+ *     client the host's scratch directories too (PMIX_TMPDIR, PMIX_NSDIR:
+ *     PMIxCliTmpDirBase or TmpFS, and a directory of it per job and step),
+ *     which Open MPI makes its session directory in, and which the user
+ *     cannot make in a guest whose parents are root's (a share's). Both
+ *     are paths and files of the host. pmixenv_hide_host_keys() renames
+ *     those keys in the stream, so the guest's own topology wins and Open
+ *     MPI makes its session directory where it does without a resource
+ *     manager: under the task's TMPDIR in the guest, 0700, its own, per
+ *     job and step (named by the namespace), removed at MPI_Finalize (with
+ *     PMIX_TDIR_RMCLEAN hidden too) and anyway with the guest.
  *   - guest, the client's first bytes: pmixenv_client_ids() reads the uid
  *     and gid its psec "native" credential claims, so that a client the
  *     server will refuse (a task that changed its group) is told why.
@@ -47,34 +56,35 @@ bool pmixenv_consumed(const char *entry);
 int pmixenv_guest(char *const *env, uint16_t port, char **out);
 void pmixenv_free(char **out);
 
-/* The keys that carry a host's topology to its clients (an XML document or
- * a shared-memory file), as PMIx 4.2 names them, and the longest. */
-#define PMIXENV_TOPO_KEYS    6
-#define PMIXENV_TOPO_KEY_MAX 14
+/* The keys that carry a host's topology (an XML document or a
+ * shared-memory file) or scratch directories to its clients, as PMIx 4.2
+ * names them, and the longest. */
+#define PMIXENV_HOST_KEYS    10
+#define PMIXENV_HOST_KEY_MAX 17
 
 /* The server's side of one connection as it goes by: a status word, the
  * client's index, then messages (a 16-byte header with the body's length,
  * the body). Keys never span messages, so holding back the few bytes that
  * may begin a key is safe inside a body (more of it is on the way) and
  * never needed at its end. */
-struct pmixenv_topo_hider {
+struct pmixenv_key_hider {
 	uint8_t state, got;
 	uint8_t field[16];
 	uint32_t body_left;
-	uint8_t matched[PMIXENV_TOPO_KEYS];
+	uint8_t matched[PMIXENV_HOST_KEYS];
 	uint8_t carry_len;
-	uint8_t carry[PMIXENV_TOPO_KEY_MAX];
+	uint8_t carry[PMIXENV_HOST_KEY_MAX];
 	unsigned renamed;
 };
 
 /* Copies the next @len bytes of a server's stream at @in to @out (room for
- * @len + PMIXENV_TOPO_KEY_MAX bytes) with each topology key renamed to one
+ * @len + PMIXENV_HOST_KEY_MAX bytes) with each of those keys renamed to one
  * no client asks for ("pmix.ltopo" becomes "_mix.ltopo": not a reserved
  * key, so PMIx stores it as any application's); the lengths stay, so the
  * messages stay well-formed. Returns how many bytes @out holds; bytes that
  * may begin a key are held back until the next call. */
-size_t pmixenv_hide_topo(struct pmixenv_topo_hider *h, const uint8_t *in,
-			 size_t len, uint8_t *out);
+size_t pmixenv_hide_host_keys(struct pmixenv_key_hider *h, const uint8_t *in,
+			      size_t len, uint8_t *out);
 
 /* The first bytes a PMIx 4 client sends its server (on a 64-bit machine: a
  * 16-byte header, the psec module's name, the credential's length in

@@ -114,8 +114,8 @@ static void test_guest_env(void **state)
  * messages (16-byte header, body) as PMIx packs job data: key, NUL, type,
  * value. Cut anywhere into two pieces, the keys come out renamed and
  * nothing else changes; bytes outside bodies are never renamed. */
-static size_t topo_stream(uint8_t *buf, const char *body1, size_t len1,
-			  const char *body2, size_t len2)
+static size_t server_stream(uint8_t *buf, const char *body1, size_t len1,
+			    const char *body2, size_t len2)
 {
 	uint32_t hdr[4] = { 0 };
 	size_t n = 8;
@@ -132,6 +132,29 @@ static size_t topo_stream(uint8_t *buf, const char *body1, size_t len1,
 	return n + 16 + len2;
 }
 
+/* The stream of @body1 and @body2, cut anywhere into two pieces, comes
+ * out as that of @want1 and @want2 (the same lengths), @renamed keys
+ * renamed. */
+static void assert_renamed(const char *body1, size_t len1, const char *body2,
+			   size_t len2, const char *want1, const char *want2,
+			   unsigned renamed)
+{
+	uint8_t in[512], want[512], out[512 + PMIXENV_HOST_KEY_MAX];
+	size_t len = server_stream(in, body1, len1, body2, len2);
+
+	server_stream(want, want1, len1, want2, len2);
+	for (size_t cut = 0; cut <= len; cut++) {
+		struct pmixenv_key_hider h = { 0 };
+		size_t n;
+
+		n = pmixenv_hide_host_keys(&h, in, cut, out);
+		n += pmixenv_hide_host_keys(&h, in + cut, len - cut, out + n);
+		assert_int_equal(n, len);
+		assert_int_equal(h.renamed, renamed);
+		assert_memory_equal(out, want, len);
+	}
+}
+
 static void test_hide_topo(void **state)
 {
 	static const char body1[] =
@@ -144,34 +167,47 @@ static void test_hide_topo(void **state)
 		"_mix.hwlocfile\0/dev/shm/x\0_mix.topo.xml\0pmix.topo.fi";
 	static const char want2[] = "le\0_mix.hwlocxml1\0pmix.topo\0"
 				    "pmix.toposig\0pmix.ltop\0_mix.ltopo";
-	uint8_t in[512], want[512], out[512 + PMIXENV_TOPO_KEY_MAX];
-	size_t len = topo_stream(in, body1, sizeof(body1) - 1, body2,
-				 sizeof(body2) - 1);
 
 	(void)state;
-	topo_stream(want, want1, sizeof(want1) - 1, want2, sizeof(want2) - 1);
-	for (size_t cut = 0; cut <= len; cut++) {
-		struct pmixenv_topo_hider h = { 0 };
-		size_t n;
+	assert_renamed(body1, sizeof(body1) - 1, body2, sizeof(body2) - 1,
+		       want1, want2, 6);
+}
 
-		n = pmixenv_hide_topo(&h, in, cut, out);
-		n += pmixenv_hide_topo(&h, in + cut, len - cut, out + n);
-		assert_int_equal(n, len);
-		assert_int_equal(h.renamed, 6);
-		assert_memory_equal(out, want, len);
-	}
+/* The scratch directories Slurm 22.05's PMIx server names as job data
+ * (PMIX_TMPDIR, PMIX_NSDIR, PMIX_TDIR_RMCLEAN) and a proc directory
+ * (PMIX_PROCDIR), cut anywhere into two pieces: host paths no client in a
+ * guest can make, hidden as the topology is. The server's and the
+ * system's tmpdir keys are not the client's scratch: they stay. */
+static void test_hide_scratch_dirs(void **state)
+{
+	static const char body1[] =
+		"pmix.tmpdir\0\x03/var/spool/slurmd\0pmix.nsdir\0\x03"
+		"/var/spool/slurmd/spmix_appdir_1000_7.0\0"
+		"pmix.tdir.rmclean\0\x01\x01";
+	static const char body2[] = "pmix.pdir\0\x03/x/0\0pmix.srvr.tmpdir\0"
+				    "pmix.sys.tmpdir\0";
+	static const char want1[] =
+		"_mix.tmpdir\0\x03/var/spool/slurmd\0_mix.nsdir\0\x03"
+		"/var/spool/slurmd/spmix_appdir_1000_7.0\0"
+		"_mix.tdir.rmclean\0\x01\x01";
+	static const char want2[] = "_mix.pdir\0\x03/x/0\0pmix.srvr.tmpdir\0"
+				    "pmix.sys.tmpdir\0";
+
+	(void)state;
+	assert_renamed(body1, sizeof(body1) - 1, body2, sizeof(body2) - 1,
+		       want1, want2, 4);
 }
 
 /* A refused client: after a status other than success nothing is
  * touched. */
 static void test_hide_topo_refused(void **state)
 {
-	uint8_t in[32] = { 0, 0, 0, 1 }, out[32 + PMIXENV_TOPO_KEY_MAX];
-	struct pmixenv_topo_hider h = { 0 };
+	uint8_t in[32] = { 0, 0, 0, 1 }, out[32 + PMIXENV_HOST_KEY_MAX];
+	struct pmixenv_key_hider h = { 0 };
 
 	(void)state;
 	memcpy(in + 4, "pmix.ltopo", 10);
-	assert_int_equal(pmixenv_hide_topo(&h, in, sizeof(in), out),
+	assert_int_equal(pmixenv_hide_host_keys(&h, in, sizeof(in), out),
 			 sizeof(in));
 	assert_memory_equal(out, in, sizeof(in));
 }
@@ -212,6 +248,7 @@ int main(void)
 		cmocka_unit_test(test_server_port_refused),
 		cmocka_unit_test(test_guest_env),
 		cmocka_unit_test(test_hide_topo),
+		cmocka_unit_test(test_hide_scratch_dirs),
 		cmocka_unit_test(test_hide_topo_refused),
 		cmocka_unit_test(test_client_ids),
 	};
