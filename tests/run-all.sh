@@ -89,6 +89,27 @@ autoreconf -fi >/dev/null 2>&1
 configure_build build "${with_slurm_source[@]}"
 tail -n1 build/configure.log
 
+# The test guest (with this build's agent) and the stock cloud image
+# (mmdebstrap: mostly waiting on the mirror and dpkg) are built, or found up
+# to date by content, while the unit tests, sanitizers, fuzzing and packages
+# run; the cluster tests wait for them. Each writes its exit status.
+images_pid=
+if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
+	rm -f build/guest-image.rc build/cloud-image.rc
+	(
+		rc=0
+		tests/guest/build.sh --agent build/agent/slurm-vm-agent || rc=$?
+		echo "$rc" >build/guest-image.rc
+		rc=0
+		tests/guest/build-cloud.sh || rc=$?
+		echo "$rc" >build/cloud-image.rc
+	) >build/guest-images.log 2>&1 </dev/null &
+	images_pid=$!
+	# Whatever ends this script, the image builds end (and clean up)
+	# before it does.
+	trap 'wait "$images_pid" 2>/dev/null || true' EXIT
+fi
+
 stage "unit tests"
 rc=0
 make -C build -j"$jobs" check >build/check.log 2>&1 || rc=$?
@@ -130,16 +151,13 @@ record "packages" "$rc"
 [ "$rc" = 0 ] && export SLURM_VM_DEBS="$repo/build-debs"
 
 if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
-	stage "test guest"
-	rc=0
-	agent=build/agent/slurm-vm-agent
-	tests/guest/build.sh --agent "$agent" || rc=$?
-	record "test guest build" "$rc"
-	# The stock cloud image of test_cloud_image.sh, built here once per
-	# run (cached by content) rather than inside that test's time limit.
-	rc=0
-	tests/guest/build-cloud.sh >/dev/null || rc=$?
-	record "stock cloud image build" "$rc"
+	stage "test guest and stock cloud image (built since the build stage)"
+	wait "$images_pid" || true
+	grep -v '^\(Get:\|Fetched\|I: \)' build/guest-images.log || true
+	record "test guest build" "$(cat build/guest-image.rc 2>/dev/null || echo 1)"
+	# The stock cloud image of test_cloud_image.sh, built once per run
+	# (cached by content) rather than inside that test's time limit.
+	record "stock cloud image build" "$(cat build/cloud-image.rc 2>/dev/null || echo 1)"
 
 	stage "cluster tests (real slurmctld, slurmd, libvirtd)"
 	rc=0

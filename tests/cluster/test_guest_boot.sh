@@ -7,7 +7,9 @@
 #
 #   tests/cluster/test_guest_boot.sh        exit 0 pass, 77 skip, else fail
 #
-# SVM_GUEST_AGENT=PATH builds the guest with that static agent binary.
+# SVM_GUEST_AGENT=PATH builds the guest with that static agent binary
+# (default: $BUILD_DIR's, as the other cluster tests do, so the cached image
+# serves them all rather than being rebuilt without an agent and back).
 # SVM_KEEP_STATE=1 keeps the work directory (console log, XML, libvirt logs).
 set -euo pipefail
 
@@ -59,6 +61,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 agent_args=()
+if [ -z "${SVM_GUEST_AGENT:-}" ] && [ -x "${BUILD_DIR:-}/agent/slurm-vm-agent" ]; then
+	SVM_GUEST_AGENT=$BUILD_DIR/agent/slurm-vm-agent
+fi
 if [ -n "${SVM_GUEST_AGENT:-}" ]; then
 	agent_args=(--agent "$SVM_GUEST_AGENT")
 fi

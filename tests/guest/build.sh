@@ -88,56 +88,85 @@ if [ -n "$agent" ]; then
 	fi
 fi
 
-# Package versions: the kernel linux-image-amd64 depends on, busybox-static.
-pkg_field() { # package field
-	apt-cache show --no-all-versions "$1" 2>/dev/null |
-		sed -n "s/^$2: //p" | head -n 1
-}
-kmeta_dep=$(pkg_field linux-image-amd64 Depends)
-kpkg=$(printf '%s\n' "$kmeta_dep" | tr ',' '\n' |
-	sed -n 's/^ *\(linux-image-[0-9][^ ]*-amd64\).*/\1/p' | head -n 1)
-[ -n "$kpkg" ] ||
-	die "cannot find the kernel package of linux-image-amd64 (apt-get update?)"
-kver_pkg=$(pkg_field "$kpkg" Version)
-bb_ver=$(pkg_field busybox-static Version)
-if [ -z "$kver_pkg" ] || [ -z "$bb_ver" ]; then
-	die "apt-cache does not know $kpkg or busybox-static: run apt-get update"
-fi
-kver=${kpkg#linux-image-}
-
-# The guest's dynamically linked programs' packages, qemu-guest-agent,
+# Package versions: the kernel linux-image-amd64 depends on, busybox-static,
+# and the guest's dynamically linked programs' packages: qemu-guest-agent,
 # MPICH's libmpich12, Open MPI's libopenmpi3 (and openmpi-common's help
-# texts; zlib1g, which is no lib*), and the library packages they depend on, recursively
-# (following only lib* packages: libc6, libglib2.0-0, libucx0, ...). Which of
-# their shared objects the guest gets is decided after extraction (ld.so
-# --list on each program).
-dyn_pkgs=
-dyn_closure() {
-	local queue="qemu-guest-agent libmpich12 libopenmpi3 openmpi-common zlib1g" p d
-	while [ -n "$queue" ]; do
-		p=${queue%% *}
-		queue=${queue#"$p"}
-		queue=${queue# }
-		case " $dyn_pkgs " in *" $p "*) continue ;; esac
-		dyn_pkgs="$dyn_pkgs $p"
-		for d in $(apt-cache depends --no-recommends --no-suggests \
-			--no-conflicts --no-breaks --no-replaces --no-enhances "$p" |
-			sed -n 's/^ *|\{0,1\}\(Pre\)\{0,1\}Depends: \([^< ]*\).*/\2/p' |
-			sed 's/:any$//'); do
-			case "$d" in lib*) queue="$queue $d" ;; esac
-		done
-		queue=${queue# }
-	done
-	dyn_pkgs=${dyn_pkgs# }
+# texts; zlib1g, which is no lib*), and the library packages they depend on,
+# recursively (following only lib* packages: libc6, libglib2.0-0, libucx0,
+# ...). Which of their shared objects the guest gets is decided after
+# extraction (ld.so --list on each program).
+#
+# apt-cache reads every package list on each call (~1 s here: no pkgcache),
+# so the lookups are one call per dependency level, and their answer is kept
+# in $here/cache/apt-versions for as long as the package lists, the apt
+# configuration and this script are the same: every cluster test asks.
+apt_state() {
+	{
+		sha256sum <"$0"
+		ls -l --time-style=+%s /var/lib/apt/lists/ /etc/apt/sources.list \
+			/etc/apt/sources.list.d/ /etc/apt/preferences \
+			/etc/apt/preferences.d/ 2>/dev/null || true
+	} | sha256sum | cut -d' ' -f1
 }
-dyn_closure
-dyn_versions=
-for p in $dyn_pkgs; do
-	v=$(pkg_field "$p" Version)
-	[ -n "$v" ] || die "apt-cache does not know $p: run apt-get update"
-	dyn_versions="$dyn_versions $p=$v"
-done
-dyn_versions=${dyn_versions# }
+
+# apt_resolve: "package version architecture" lines, the kernel first.
+apt_resolve() {
+	local kmeta kpkg queue next done_pkgs=" " p d
+	kmeta=$(apt-cache show --no-all-versions linux-image-amd64 2>/dev/null |
+		sed -n 's/^Depends: //p' | head -n 1)
+	kpkg=$(printf '%s\n' "$kmeta" | tr ',' '\n' |
+		sed -n 's/^ *\(linux-image-[0-9][^ ]*-amd64\).*/\1/p' | head -n 1)
+	[ -n "$kpkg" ] ||
+		die "cannot find the kernel package of linux-image-amd64 (apt-get update?)"
+	queue="qemu-guest-agent libmpich12 libopenmpi3 openmpi-common zlib1g"
+	while [ -n "$queue" ]; do
+		next=
+		for p in $queue; do done_pkgs="$done_pkgs$p "; done
+		# shellcheck disable=SC2086 # queue: one word per package
+		for d in $(apt-cache depends --no-recommends --no-suggests \
+			--no-conflicts --no-breaks --no-replaces --no-enhances $queue |
+			sed -n 's/^ *|\{0,1\}\(Pre\)\{0,1\}Depends: \([^< ]*\).*/\2/p' |
+			sed 's/:any$//' | LC_ALL=C sort -u); do
+			case "$d" in lib*) ;; *) continue ;; esac
+			case "$done_pkgs $next " in *" $d "*) continue ;; esac
+			next="$next $d"
+		done
+		queue=${next# }
+	done
+	# shellcheck disable=SC2086 # done_pkgs: one word per package
+	apt-cache show --no-all-versions "$kpkg" busybox-static $done_pkgs \
+		2>/dev/null | awk -v order="$kpkg busybox-static$done_pkgs" '
+		/^Package: / { p = $2 }
+		/^Version: / { v[p] = $2 }
+		/^Architecture: / { a[p] = $2 }
+		END {
+			n = split(order, o, " ")
+			for (i = 1; i <= n; i++) {
+				if (!(o[i] in v))
+					exit 1
+				print o[i], v[o[i]], a[o[i]]
+			}
+		}' || die "apt-cache does not know every package of $kpkg busybox-static$done_pkgs: run apt-get update"
+}
+
+apt_memo=$here/cache/apt-versions
+state=$(apt_state)
+if [ "$(head -n 1 "$apt_memo" 2>/dev/null)" = "$state" ]; then
+	resolved=$(tail -n +2 "$apt_memo")
+else
+	resolved=$(apt_resolve) || exit 1
+	mkdir -p "${apt_memo%/*}"
+	printf '%s\n%s\n' "$state" "$resolved" >"$apt_memo.$$"
+	mv -f "$apt_memo.$$" "$apt_memo"
+fi
+pkg_version() { printf '%s\n' "$resolved" | awk -v p="$1" '$1 == p { print $2 }'; }
+pkg_arch() { printf '%s\n' "$resolved" | awk -v p="$1" '$1 == p { print $3 }'; }
+kpkg=$(printf '%s\n' "$resolved" | awk 'NR == 1 { print $1 }')
+kver_pkg=$(pkg_version "$kpkg")
+bb_ver=$(pkg_version busybox-static)
+kver=${kpkg#linux-image-}
+dyn_versions=$(printf '%s\n' "$resolved" | awk 'NR > 2 { printf "%s%s=%s", s, $1, $2; s = " " }')
+dyn_pkgs=$(printf '%s\n' "$resolved" | awk 'NR > 2 { printf "%s%s", s, $1; s = " " }')
 # What builds the test programs: the compiler and the MPICH headers/library.
 mpich_dev=$(dpkg-query -W -f='${Version}' libmpich-dev 2>/dev/null) ||
 	die "libmpich-dev is not installed: run scripts/install-deps.sh"
@@ -183,7 +212,7 @@ fi
 # epoch's ':' escaped as %3a.
 deb_of() { # package version
 	local v=${2//:/%3a} arch
-	arch=$(pkg_field "$1" Architecture)
+	arch=$(pkg_arch "$1")
 	echo "$debs/${1}_${v}_${arch:-amd64}.deb"
 }
 # shellcheck disable=SC2086 # dyn_versions: one word per package
@@ -414,7 +443,7 @@ done
 echo "$inputs_sum" >"$out/stamp"
 echo "guest/build.sh: built from $kpkg $kver_pkg, busybox-static $bb_ver" \
 	"($(wc -l <"$tmp/initrd/modules.list") modules)," \
-	"qemu-guest-agent $(pkg_field qemu-guest-agent Version)," \
-	"MPICH $(pkg_field libmpich12 Version)," \
-	"Open MPI $(pkg_field libopenmpi3 Version), ${size_mb} MiB root" >&2
+	"qemu-guest-agent $(pkg_version qemu-guest-agent)," \
+	"MPICH $(pkg_version libmpich12)," \
+	"Open MPI $(pkg_version libopenmpi3), ${size_mb} MiB root" >&2
 print_paths
