@@ -12,7 +12,7 @@ AGENT_SOURCES = agent/agent.c agent/spawn.c agent/spawn.h \
 sbin_PROGRAMS += agent/slurm-vm-agent
 agent_slurm_vm_agent_SOURCES = $(AGENT_SOURCES) \
 	common/core/log.c common/core/strutil.c common/core/proto.c \
-	common/core/netenv.c common/core/pmixenv.c
+	common/core/netenv.c common/core/pmixenv.c common/core/fileutil.c
 agent_slurm_vm_agent_CFLAGS = -std=gnu11 $(WARN_CFLAGS) -fstack-protector-strong
 agent_slurm_vm_agent_LDFLAGS = -all-static
 

@@ -123,29 +123,6 @@ uint64_t random_u64(void)
 	return now_ms() ^ ((uint64_t)getpid() << 32);
 }
 
-int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-
-			poll(&pfd, 1, 1000);
-			continue;
-		}
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int stdio_ensure_open(void)
 {
 	for (int fd = 0; fd < 3; fd++) {

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fileutil.h" /* write_all */
+
 int fd_set_nonblock(int fd, bool on);
 int fd_set_cloexec(int fd);
 uint64_t now_ms(void);
@@ -19,8 +21,6 @@ int unix_connect(const char *path);
 int signalfd_open(const int *sigs, size_t n);
 /* Random 64 bits (getrandom, falling back to time and pid). */
 uint64_t random_u64(void);
-/* Writes all of @len bytes to a blocking or non-blocking fd. */
-int write_all(int fd, const void *buf, size_t len);
 /* Opens /dev/null on whichever of fds 0, 1, 2 is closed, so that no socket
  * we open later lands there and gets mistaken for stdio. */
 int stdio_ensure_open(void);

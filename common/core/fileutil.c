@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,16 +14,24 @@
 #include "log.h"
 #include "macro.h"
 
-static int write_all(int fd, const char *data, size_t len)
+int write_all(int fd, const void *buf, size_t len)
 {
-	while (len) {
-		ssize_t n = write(fd, data, len);
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+			poll(&pfd, 1, 1000);
+			continue;
+		}
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
-		data += n;
+		p += n;
 		len -= (size_t)n;
 	}
 	return 0;

@@ -13,6 +13,10 @@
  * and readers of the directory skip names that end with it. */
 #define FILE_REPLACE_TMP_SUFFIX ".slurm-vm.tmp"
 
+/* Writes all of @len bytes to a blocking or non-blocking fd: 0 or -errno
+ * (-EIO when write() wrote nothing). */
+int write_all(int fd, const void *buf, size_t len);
+
 /* Replaces @path with @len bytes of @data, mode @mode: written to @path
  * FILE_REPLACE_TMP_SUFFIX (never through a link), synced, renamed over
  * @path; on failure the temporary file is removed and the reason logged. */
