@@ -133,6 +133,67 @@ int guest_earlier_incarnations(const struct vmconf *conf, uint32_t job_id,
 	return r < 0 ? r : (int)n;
 }
 
+/* The same resource: NFT names it by family and table, the others by
+ * their first argument (device, VF directory, record file). */
+static bool same_resource(const struct journal_entry *a,
+			  const struct journal_entry *b)
+{
+	size_t n = strcmp(a->verb, "NFT") == 0 ? 2 : 1;
+
+	if (strcmp(a->verb, b->verb) != 0 || a->n_args < n || b->n_args < n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(a->args[i], b->args[i]) != 0)
+			return false;
+	return true;
+}
+
+/* Does the journal in state directory @name hold @e's resource? */
+static int journal_holds(const struct vmconf *conf, const char *name,
+			 const struct journal_entry *e)
+{
+	_cleanup_close_ int fd = statedir_open(conf->state_dir, name, false);
+	struct journal j;
+	int r;
+
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd; /* reclaimed meanwhile */
+	r = journal_read(fd, &j);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; r == 0 && i < j.n_entries; i++)
+		r = same_resource(&j.entries[i], e);
+	journal_free(&j);
+	return r;
+}
+
+int guest_later_holder(const struct vmconf *conf, const struct guest *g,
+		       const struct journal_entry *e, char *holder,
+		       size_t holder_len)
+{
+	struct guest_list list = { 0 };
+	int r;
+
+	/* Read when the record is undone, not before the guest stopped: a
+	 * later incarnation's prolog may have journaled it meanwhile. */
+	r = scan_state_dirs(conf, &list);
+	for (size_t i = 0; r == 0 && i < list.n; i++) {
+		const struct guest *l = &list.v[i];
+
+		if (l->job_id != g->job_id || l->restart <= g->restart ||
+		    l->torn_down)
+			continue;
+		r = journal_holds(conf, l->name, e);
+		if (r < 0)
+			log_errno(r, "cannot read the journal of %s/%s",
+				  conf->state_dir, l->name);
+		if (r > 0)
+			snprintf(holder, holder_len, "%s", l->name);
+	}
+	guest_list_free(&list);
+	return r;
+}
+
 /* ---------------------------------------------------------------- XML */
 
 static xmlXPathObjectPtr xpath(xmlXPathContextPtr ctx, const char *expr)
@@ -456,7 +517,7 @@ int guest_reclaim(const struct vmconf *conf, const struct guest *g,
 		quick = *conf;
 		if (hurry && !keep)
 			quick.shutdown_timeout = 0;
-		r = teardown_replay(&quick, fd, keep, res);
+		r = teardown_replay_guest(&quick, fd, g, keep, res);
 	}
 	if (g->has_domain && destroy_unjournaled(conf, g->name, res) < 0)
 		r = -EIO;

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "journal.h"
 #include "teardown.h"
 #include "vmconf.h"
 
@@ -109,6 +110,14 @@ int guest_take_name(const struct vmconf *conf, uint32_t job_id,
  * Returns how many, or a negative errno. */
 int guest_earlier_incarnations(const struct vmconf *conf, uint32_t job_id,
 			       unsigned restart, unsigned *out, size_t max);
+/* The later incarnation of @g's job (a higher restart count, its state
+ * here and not torn down) whose journal holds a record of the resource
+ * @e names (the same verb and device, table, VF or file): 1 with its state
+ * name in @holder, 0 when none, or -errno when a later journal cannot be
+ * read (it may hold it). */
+int guest_later_holder(const struct vmconf *conf, const struct guest *g,
+		       const struct journal_entry *e, char *holder,
+		       size_t holder_len);
 /* A guest by name only (what the epilog knows): state, no domain seen. */
 void guest_from_job(struct guest *g, uint32_t job_id, unsigned restart);
 
