@@ -223,15 +223,10 @@ static int undo_ibguid(char *const *args)
 {
 	struct ibpart_vf_state old = { 0 };
 
-	if (strlen(args[1]) >= sizeof(old.node) ||
-	    strlen(args[2]) >= sizeof(old.port) ||
-	    strlen(args[3]) >= sizeof(old.policy))
+	if (ibpart_vf_state_set(&old, args[1], args[2], args[3]) < 0)
 		return log_errno(EBADMSG,
 				 "journal record IBGUID %s: bad values",
 				 args[0]);
-	strcpy(old.node, args[1]);
-	strcpy(old.port, args[2]);
-	strcpy(old.policy, args[3]);
 	if (ibpart_vf_write(args[0], &old) < 0)
 		return -EIO;
 	log_info("%s: GUIDs back to node %s port %s, policy %s", args[0],

@@ -197,6 +197,7 @@ static void journal_guid(int fd, const char *vf, const char *old,
 static void test_earlier_incarnation_leaves_later_alone(void **state)
 {
 	struct teardown_result res;
+	struct ibpart_vf_state old;
 	struct vmconf conf;
 	struct guest g;
 	char vf[300], vf0[300], rec[300];
@@ -232,11 +233,17 @@ static void test_earlier_incarnation_leaves_later_alone(void **state)
 	journal_one(fd0, "DOMAIN", "slurmvm-job-77.0", NULL);
 	close(fd0);
 
-	/* incarnation 1, live: one VF (its old GUIDs are incarnation 0's),
-	 * the record, the bridge and the bridge table */
+	/* incarnation 1, live: one VF, the record, the bridge and the
+	 * bridge table; as its prolog, it journals the VF's own GUIDs from
+	 * incarnation 0's journal, not incarnation 0's that the VF holds */
 	fd1 = statedir_open(inc_top, "job-77.1", true);
 	assert_true(fd1 >= 0);
-	journal_guid(fd1, vf, INC_GUID_0, JOB_GUID);
+	assert_int_equal(guest_earlier_vf_state(&conf, 77, 1, vf, &old), 1);
+	assert_string_equal(old.port, OLD_GUID);
+	assert_string_equal(old.policy, "Down");
+	assert_int_equal(guest_earlier_vf_state(&conf, 77, 1, rec, &old), 0);
+	assert_int_equal(guest_earlier_vf_state(&conf, 77, 0, vf, &old), 0);
+	journal_guid(fd1, vf, OLD_GUID, JOB_GUID);
 	journal_one(fd1, "IBRECORD", rec, NULL);
 	write_text(inc_top, "job-77.n1", "job 77");
 	journal_one(fd1, "NETLINK", BRIDGE, NULL);
@@ -266,7 +273,8 @@ static void test_earlier_incarnation_leaves_later_alone(void **state)
 	assert_int_equal(guest_reclaim(&conf, &g, 0, true, &res), 0);
 	assert_int_equal(if_nametoindex(BRIDGE), 0);
 	assert_false(table_exists());
-	assert_true(file_has(vf, "port", INC_GUID_0));
+	assert_true(file_has(vf, "port", OLD_GUID));
+	assert_true(file_has(vf, "policy", "Down"));
 	assert_int_equal(access(rec, F_OK), -1);
 
 	close(fd1);
