@@ -17,6 +17,7 @@
 #include "log.h"
 #include "macro.h"
 #include "prolog.h"
+#include "reclaim.h"
 
 static enum prolog_result set_guids(struct prolog *p, const char *addr,
 				    unsigned node, unsigned slot,
@@ -38,6 +39,16 @@ static enum prolog_result set_guids(struct prolog *p, const char *addr,
 	}
 	if (r < 0 || ibpart_vf_read(dir, &old) < 0)
 		return PROLOG_NODE_FAULT;
+	/* An earlier incarnation of the job not yet undone may have set
+	 * them: the VF's own are in its journal. */
+	r = guest_earlier_vf_state(&p->conf, p->req.job_id,
+				   p->req.restart_count, dir, &old);
+	if (r < 0)
+		return PROLOG_NODE_FAULT;
+	if (r > 0)
+		log_info("job %u: VF %s: its own GUIDs (node %s, port %s) "
+			 "from the journal of an earlier incarnation",
+			 p->req.job_id, addr, old.node, old.port);
 	*port_guid = ibpart_guid(p->conf.ib_guid_prefix, p->req.job_id, node,
 				 slot, true);
 	ibpart_guid_text(ibpart_guid(p->conf.ib_guid_prefix, p->req.job_id,

@@ -131,6 +131,19 @@ int ibpart_vf_read(const char *dir, struct ibpart_vf_state *st)
 	return 0;
 }
 
+int ibpart_vf_state_set(struct ibpart_vf_state *st, const char *node,
+			const char *port, const char *policy)
+{
+	if (strlen(node) >= sizeof(st->node) ||
+	    strlen(port) >= sizeof(st->port) ||
+	    strlen(policy) >= sizeof(st->policy))
+		return -EBADMSG;
+	strcpy(st->node, node);
+	strcpy(st->port, port);
+	strcpy(st->policy, policy);
+	return 0;
+}
+
 /* As echo(1) writes it: the whole value and a newline, in one write. */
 static int write_attr(const char *dir, const char *name, const char *value)
 {

@@ -52,6 +52,9 @@ struct ibpart_vf_state {
 int ibpart_vf_dir(const char *sysfs_root, const struct pci_device *vf,
 		  char **dir);
 int ibpart_vf_read(const char *dir, struct ibpart_vf_state *st);
+/* @st from a journal's text: -EBADMSG when a value does not fit. */
+int ibpart_vf_state_set(struct ibpart_vf_state *st, const char *node,
+			const char *port, const char *policy);
 int ibpart_vf_write(const char *dir, const struct ibpart_vf_state *st);
 
 /* The record a node's prolog leaves for the subnet manager's side:

@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "domain.h"
 #include "hypervisor.h"
+#include "ibpart.h"
 #include "journal.h"
 #include "log.h"
 #include "reclaim.h"
@@ -131,6 +132,128 @@ int guest_earlier_incarnations(const struct vmconf *conf, uint32_t job_id,
 	}
 	guest_list_free(&list);
 	return r < 0 ? r : (int)n;
+}
+
+static int guest_cmp(const void *a, const void *b)
+{
+	const struct guest *x = a, *y = b;
+
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	return x->restart < y->restart ? -1 : x->restart > y->restart;
+}
+
+/* The same resource: NFT names it by family and table, the others by
+ * their first argument (device, VF directory, record file). */
+static bool same_resource(const struct journal_entry *a,
+			  const struct journal_entry *b)
+{
+	size_t n = strcmp(a->verb, "NFT") == 0 ? 2 : 1;
+
+	if (strcmp(a->verb, b->verb) != 0 || a->n_args < n || b->n_args < n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(a->args[i], b->args[i]) != 0)
+			return false;
+	return true;
+}
+
+/* The journal in state directory @name, read into @j (journal_free), and
+ * its first record of @e's resource: its index + 1, or 0 when none. */
+static int journal_find(const struct vmconf *conf, const char *name,
+			const struct journal_entry *e, struct journal *j)
+{
+	_cleanup_close_ int fd = statedir_open(conf->state_dir, name, false);
+	int r;
+
+	memset(j, 0, sizeof(*j));
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd; /* reclaimed meanwhile */
+	r = journal_read(fd, j);
+	if (r < 0)
+		return log_errno(r, "cannot read the journal of %s/%s",
+				 conf->state_dir, name);
+	for (size_t i = 0; i < j->n_entries; i++)
+		if (same_resource(&j->entries[i], e))
+			return (int)i + 1;
+	return 0;
+}
+
+/* The incarnations of job @job_id here, not torn down, with a restart
+ * count in [@lo, @hi), lowest first. */
+static int incarnations_scan(const struct vmconf *conf, uint32_t job_id,
+			     unsigned lo, unsigned hi, struct guest_list *list)
+{
+	size_t n = 0;
+	int r;
+
+	memset(list, 0, sizeof(*list));
+	r = scan_state_dirs(conf, list);
+	if (r < 0) {
+		guest_list_free(list);
+		return r;
+	}
+	for (size_t i = 0; i < list->n; i++)
+		if (list->v[i].job_id == job_id && list->v[i].restart >= lo &&
+		    list->v[i].restart < hi && !list->v[i].torn_down)
+			list->v[n++] = list->v[i];
+	list->n = n;
+	if (n)
+		qsort(list->v, n, sizeof(*list->v), guest_cmp);
+	return 0;
+}
+
+int guest_later_holder(const struct vmconf *conf, const struct guest *g,
+		       const struct journal_entry *e, char *holder,
+		       size_t holder_len)
+{
+	struct guest_list list;
+	struct journal j;
+	int r;
+
+	/* Read when the record is undone, not before the guest stopped: a
+	 * later incarnation's prolog may have journaled it meanwhile. */
+	r = incarnations_scan(conf, g->job_id, g->restart + 1, UINT_MAX, &list);
+	for (size_t i = 0; r == 0 && i < list.n; i++) {
+		r = journal_find(conf, list.v[i].name, e, &j);
+		journal_free(&j);
+		if (r > 0)
+			snprintf(holder, holder_len, "%s", list.v[i].name);
+	}
+	guest_list_free(&list);
+	return r < 0 ? r : r > 0;
+}
+
+int guest_earlier_vf_state(const struct vmconf *conf, uint32_t job_id,
+			   unsigned restart, const char *vf_dir,
+			   struct ibpart_vf_state *old)
+{
+	struct journal_entry e = { .verb = "IBGUID",
+				   .args = { (char *)vf_dir },
+				   .n_args = 1 };
+	struct guest_list list;
+	struct journal j;
+	int r;
+
+	r = incarnations_scan(conf, job_id, 0, restart, &list);
+	for (size_t i = 0; r == 0 && i < list.n; i++) {
+		r = journal_find(conf, list.v[i].name, &e, &j);
+		if (r > 0) {
+			char *const *a = j.entries[r - 1].args;
+
+			r = j.entries[r - 1].n_args == 4
+				    ? ibpart_vf_state_set(old, a[1], a[2], a[3])
+				    : -EBADMSG;
+			r = r < 0 ? log_errno(r,
+					      "%s: the IBGUID record of %s is "
+					      "malformed",
+					      vf_dir, list.v[i].name)
+				  : 1;
+		}
+		journal_free(&j);
+	}
+	guest_list_free(&list);
+	return r;
 }
 
 /* ---------------------------------------------------------------- XML */
@@ -303,15 +426,6 @@ static int scan_domain(const struct vmconf *conf, struct guest_list *list,
 	return r;
 }
 
-static int guest_cmp(const void *a, const void *b)
-{
-	const struct guest *x = a, *y = b;
-
-	if (x->job_id != y->job_id)
-		return x->job_id < y->job_id ? -1 : 1;
-	return x->restart < y->restart ? -1 : x->restart > y->restart;
-}
-
 int guests_scan(const struct vmconf *conf, struct guest_list *list)
 {
 	_cleanup_strv_free_ char **names = NULL;
@@ -456,7 +570,7 @@ int guest_reclaim(const struct vmconf *conf, const struct guest *g,
 		quick = *conf;
 		if (hurry && !keep)
 			quick.shutdown_timeout = 0;
-		r = teardown_replay(&quick, fd, keep, res);
+		r = teardown_replay_guest(&quick, fd, g, keep, res);
 	}
 	if (g->has_domain && destroy_unjournaled(conf, g->name, res) < 0)
 		r = -EIO;

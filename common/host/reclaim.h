@@ -17,6 +17,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "ibpart.h"
+#include "journal.h"
 #include "teardown.h"
 #include "vmconf.h"
 
@@ -109,6 +111,23 @@ int guest_take_name(const struct vmconf *conf, uint32_t job_id,
  * Returns how many, or a negative errno. */
 int guest_earlier_incarnations(const struct vmconf *conf, uint32_t job_id,
 			       unsigned restart, unsigned *out, size_t max);
+/* The later incarnation of @g's job (a higher restart count, its state
+ * here and not torn down) whose journal holds a record of the resource
+ * @e names (the same verb and device, table, VF or file): 1 with its state
+ * name in @holder, 0 when none, or -errno when a later journal cannot be
+ * read (it may hold it). */
+int guest_later_holder(const struct vmconf *conf, const struct guest *g,
+		       const struct journal_entry *e, char *holder,
+		       size_t holder_len);
+/* What VF directory @vf_dir held before the earliest incarnation of job
+ * @job_id below @restart still here (not torn down) set its GUIDs, from
+ * that incarnation's IBGUID record: 1 with it in @old, 0 when none holds
+ * the VF, or -errno. A later incarnation journals these, not the earlier
+ * one's GUIDs it finds, so that the VF's own come back whichever
+ * incarnation is undone last. */
+int guest_earlier_vf_state(const struct vmconf *conf, uint32_t job_id,
+			   unsigned restart, const char *vf_dir,
+			   struct ibpart_vf_state *old);
 /* A guest by name only (what the epilog knows): state, no domain seen. */
 void guest_from_job(struct guest *g, uint32_t job_id, unsigned restart);
 

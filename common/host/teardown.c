@@ -27,6 +27,7 @@ struct teardown {
 	const struct vmconf *conf;
 	int state_fd;
 	bool keep;
+	const struct guest *g; /* whose journal; NULL: no later incarnation */
 	struct hypervisor *hv;
 	bool hv_failed;
 	bool node_unsafe;
@@ -222,15 +223,10 @@ static int undo_ibguid(char *const *args)
 {
 	struct ibpart_vf_state old = { 0 };
 
-	if (strlen(args[1]) >= sizeof(old.node) ||
-	    strlen(args[2]) >= sizeof(old.port) ||
-	    strlen(args[3]) >= sizeof(old.policy))
+	if (ibpart_vf_state_set(&old, args[1], args[2], args[3]) < 0)
 		return log_errno(EBADMSG,
 				 "journal record IBGUID %s: bad values",
 				 args[0]);
-	strcpy(old.node, args[1]);
-	strcpy(old.port, args[2]);
-	strcpy(old.policy, args[3]);
 	if (ibpart_vf_write(args[0], &old) < 0)
 		return -EIO;
 	log_info("%s: GUIDs back to node %s port %s, policy %s", args[0],
@@ -302,12 +298,46 @@ static bool entry_isolates(const struct journal_entry *e)
 	       strcmp(e->verb, "IBRECORD") == 0;
 }
 
-static int replay(const struct vmconf *conf, int state_fd, bool keep,
-		  bool files_only, struct teardown_result *res)
+/* A later incarnation of the job whose journal holds the same isolation
+ * record: its guest may run on that very bridge, table, GUIDs and partition
+ * record (one name per job id), so its replay undoes them, not this one. A
+ * later journal that cannot be read may hold them: kept too. */
+static bool entry_yielded(struct teardown *t, const struct journal_entry *e,
+			  struct teardown_result *res)
 {
-	struct teardown t = { .conf = conf,
-			      .state_fd = state_fd,
-			      .keep = keep };
+	const char *what, *table;
+	char holder[64];
+	int r;
+
+	if (!t->g || !entry_isolates(e))
+		return false;
+	r = guest_later_holder(t->conf, t->g, e, holder, sizeof(holder));
+	if (r == 0)
+		return false;
+	/* args is NULL-terminated: a short record logs empty strings */
+	what = e->n_args ? e->args[0] : "";
+	table = strcmp(e->verb, "NFT") == 0 && e->n_args > 1 ? e->args[1] : "";
+	if (r > 0)
+		log_info("journal record %s %s%s%s left to %s, which holds it "
+			 "too",
+			 e->verb, what, *table ? " " : "", table, holder);
+	else
+		log_error("journal record %s %s%s%s kept: a later "
+			  "incarnation's journal cannot be read; `slurm-vm "
+			  "cleanup` undoes it",
+			  e->verb, what, *table ? " " : "", table);
+	res->yielded += r > 0;
+	res->failed += r < 0;
+	return true;
+}
+
+static int replay(const struct vmconf *conf, int state_fd,
+		  const struct guest *g, bool keep, bool files_only,
+		  struct teardown_result *res)
+{
+	struct teardown t = {
+		.conf = conf, .state_fd = state_fd, .keep = keep, .g = g
+	};
 	const char *running = NULL; /* a guest that could not be stopped */
 	struct journal j;
 	int r;
@@ -334,6 +364,8 @@ static int replay(const struct vmconf *conf, int state_fd, bool keep,
 			res->kept++;
 			continue;
 		}
+		if (entry_yielded(&t, e, res))
+			continue;
 		r = teardown_entry(&t, e);
 		res->steps++;
 		if (r < 0)
@@ -361,11 +393,18 @@ static int replay(const struct vmconf *conf, int state_fd, bool keep,
 int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 		    struct teardown_result *res)
 {
-	return replay(conf, state_fd, keep, false, res);
+	return replay(conf, state_fd, NULL, keep, false, res);
+}
+
+int teardown_replay_guest(const struct vmconf *conf, int state_fd,
+			  const struct guest *g, bool keep,
+			  struct teardown_result *res)
+{
+	return replay(conf, state_fd, g, keep, false, res);
 }
 
 int teardown_kept_files(const struct vmconf *conf, int state_fd,
 			struct teardown_result *res)
 {
-	return replay(conf, state_fd, false, true, res);
+	return replay(conf, state_fd, NULL, false, true, res);
 }

@@ -20,10 +20,19 @@
  * A guest that could not be stopped (DOMAIN failed) may still run: the
  * records that keep it apart from other jobs (NFT, NETLINK, IBGUID,
  * IBRECORD) are then left as they are (counted in kept) for a later replay.
+ *
+ * Those records name their bridge, VXLAN device, tables and partition
+ * record by the job id and their VFs by address, not by incarnation: a
+ * requeued job's later incarnation on this node makes the same ones. Each
+ * is undone by the last incarnation's journal that holds it: replaying
+ * incarnation R, a record that the journal of a later one (its state here,
+ * not torn down) also holds is left to that one (counted in yielded).
  */
 #include <stdbool.h>
 
 #include "vmconf.h"
+
+struct guest;
 
 #define TEARDOWN_TIMED_STEPS 16
 
@@ -38,6 +47,7 @@ struct teardown_result {
 	unsigned steps;
 	unsigned failed;
 	unsigned kept;	  /* isolation records left while the guest may run */
+	unsigned yielded; /* isolation records left to a later incarnation */
 	bool node_unsafe; /* a guest may still run and hold its devices */
 	struct teardown_step_time timed[TEARDOWN_TIMED_STEPS]; /* the first */
 	unsigned n_timed;
@@ -45,6 +55,12 @@ struct teardown_result {
 
 int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 		    struct teardown_result *res);
+/* The replay of guest @g's journal (the epilog, the prolog's reclaim,
+ * `slurm-vm cleanup`): the records a later incarnation of @g's job holds
+ * too are left to it. */
+int teardown_replay_guest(const struct vmconf *conf, int state_fd,
+			  const struct guest *g, bool keep,
+			  struct teardown_result *res);
 /* The files a torn-down guest kept for --vm-keep (OVERLAY, NVRAM, SEED)
  * deleted; no other record is undone again: its devices went back at the
  * teardown and may be another job's now. */

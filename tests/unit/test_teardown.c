@@ -2,8 +2,10 @@
 /* The journal's replay (common/host/teardown.h) when the guest cannot be
  * stopped: what keeps it apart from other jobs (its network's nftables
  * tables and bridge, its VFs' GUIDs and partition record) stays, and a
- * later replay that stops it undoes them. Root only, in a network
- * namespace of its own; libvirt's test driver stands in for libvirtd. */
+ * later replay that stops it undoes them; and a requeued job's earlier
+ * incarnation's reclaim leaves what its live later incarnation holds under
+ * the same names. Root only, in a network namespace of its own; libvirt's
+ * test driver stands in for libvirtd. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
+#include "reclaim.h"
 #include "teardown.h"
 
 #define BRIDGE	 "svmbrtd77"
@@ -66,9 +69,18 @@ static bool file_has(const char *dir, const char *name, const char *text)
 	return strcmp(line, text) == 0;
 }
 
+static bool family_table_exists(const char *family)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd),
+		 "nft list table %s " TABLE " >/dev/null 2>&1", family);
+	return run(cmd) == 0;
+}
+
 static bool table_exists(void)
 {
-	return run("nft list table bridge " TABLE " >/dev/null 2>&1") == 0;
+	return family_table_exists("bridge");
 }
 
 /* The journal as the prolog leaves it: IB, then the network, then the
@@ -151,10 +163,131 @@ static void test_isolation_kept_while_guest_may_run(void **state)
 	run(rec);
 }
 
+#define VXLAN	   "svmxrtd77"
+#define INC_GUID_0 "02:00:00:01:34:80:00:40"
+
+static char inc_top[] = "/tmp/svm-incarn.XXXXXX";
+
+/* One record of incarnation @fd's journal; @a1 may be NULL. */
+static void journal_one(int fd, const char *verb, const char *a0,
+			const char *a1)
+{
+	const char *args[] = { a0, a1, NULL };
+
+	assert_int_equal(journal_append(fd, verb, args), 0);
+}
+
+static void journal_guid(int fd, const char *vf, const char *old,
+			 const char *now)
+{
+	const char *args[] = { vf, old, old, "Down", NULL };
+
+	assert_int_equal(journal_append(fd, "IBGUID", args), 0);
+	write_text(vf, "node", now);
+	write_text(vf, "port", now);
+	write_text(vf, "policy", "Follow");
+}
+
+/* Job 77 was requeued: incarnation 0 left its journal here (nothing
+ * undone: slurmctld did not answer its epilog), incarnation 1 runs now
+ * with the job's bridge, table, VF and partition record of the same
+ * names. The reclaim of incarnation 0 (the epilog's of earlier
+ * incarnations, the prolog's, `slurm-vm cleanup`'s) must leave those to
+ * incarnation 1 and still undo what only incarnation 0 held. */
+static void test_earlier_incarnation_leaves_later_alone(void **state)
+{
+	struct teardown_result res;
+	struct ibpart_vf_state old;
+	struct vmconf conf;
+	struct guest g;
+	char vf[300], vf0[300], rec[300];
+	int fd0, fd1;
+
+	if (geteuid() != 0 || unshare(CLONE_NEWNET) < 0 ||
+	    run("nft list tables >/dev/null 2>&1") != 0)
+		skip(); /* root, a network namespace and nft */
+	assert_non_null(mkdtemp(inc_top));
+	snprintf(vf, sizeof(vf), "%s/sriov-0", inc_top);
+	snprintf(vf0, sizeof(vf0), "%s/sriov-1", inc_top);
+	snprintf(rec, sizeof(rec), "%s/job-77.n1", inc_top);
+	assert_int_equal(mkdir(vf, 0755), 0);
+	assert_int_equal(mkdir(vf0, 0755), 0);
+	assert_int_equal(vmconf_load(&conf, NULL), 0);
+	free(conf.state_dir);
+	conf.state_dir = strdup(inc_top);
+	free(conf.libvirt_uri);
+	conf.libvirt_uri = strdup("test:///default");
+
+	/* incarnation 0: both VFs, the record, bridge, VXLAN, two tables */
+	fd0 = statedir_open(inc_top, "job-77.0", true);
+	assert_true(fd0 >= 0);
+	journal_guid(fd0, vf, OLD_GUID, INC_GUID_0);
+	journal_guid(fd0, vf0, OLD_GUID, INC_GUID_0);
+	journal_one(fd0, "IBRECORD", rec, NULL);
+	journal_one(fd0, "NETLINK", BRIDGE, NULL);
+	journal_one(fd0, "NETLINK", VXLAN, NULL);
+	assert_int_equal(run("ip link add name " VXLAN " type bridge"), 0);
+	journal_one(fd0, "NFT", "bridge", TABLE);
+	journal_one(fd0, "NFT", "netdev", TABLE);
+	assert_int_equal(run("nft add table netdev " TABLE), 0);
+	journal_one(fd0, "DOMAIN", "slurmvm-job-77.0", NULL);
+	close(fd0);
+
+	/* incarnation 1, live: one VF, the record, the bridge and the
+	 * bridge table; as its prolog, it journals the VF's own GUIDs from
+	 * incarnation 0's journal, not incarnation 0's that the VF holds */
+	fd1 = statedir_open(inc_top, "job-77.1", true);
+	assert_true(fd1 >= 0);
+	assert_int_equal(guest_earlier_vf_state(&conf, 77, 1, vf, &old), 1);
+	assert_string_equal(old.port, OLD_GUID);
+	assert_string_equal(old.policy, "Down");
+	assert_int_equal(guest_earlier_vf_state(&conf, 77, 1, rec, &old), 0);
+	assert_int_equal(guest_earlier_vf_state(&conf, 77, 0, vf, &old), 0);
+	journal_guid(fd1, vf, OLD_GUID, JOB_GUID);
+	journal_one(fd1, "IBRECORD", rec, NULL);
+	write_text(inc_top, "job-77.n1", "job 77");
+	journal_one(fd1, "NETLINK", BRIDGE, NULL);
+	assert_int_equal(run("ip link add name " BRIDGE " type bridge"), 0);
+	journal_one(fd1, "NFT", "bridge", TABLE);
+	assert_int_equal(run("nft add table bridge " TABLE), 0);
+	journal_one(fd1, "DOMAIN", "slurmvm-job-77.1", NULL);
+
+	guest_from_job(&g, 77, 0);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, true, &res), 0);
+	assert_int_equal(res.yielded, 4);
+	/* incarnation 1's network, filters, GUIDs and record stand */
+	assert_true(if_nametoindex(BRIDGE) != 0);
+	assert_true(table_exists());
+	assert_true(file_has(vf, "port", JOB_GUID));
+	assert_true(file_has(vf, "policy", "Follow"));
+	assert_int_equal(access(rec, F_OK), 0);
+	/* what only incarnation 0 held is undone, its state gone */
+	assert_int_equal(if_nametoindex(VXLAN), 0);
+	assert_false(family_table_exists("netdev"));
+	assert_true(file_has(vf0, "port", OLD_GUID));
+	assert_true(file_has(vf0, "policy", "Down"));
+	assert_int_equal(faccessat(fd1, "../job-77.0", F_OK, 0), -1);
+
+	/* incarnation 1's own reclaim then undoes the rest */
+	guest_from_job(&g, 77, 1);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, true, &res), 0);
+	assert_int_equal(if_nametoindex(BRIDGE), 0);
+	assert_false(table_exists());
+	assert_true(file_has(vf, "port", OLD_GUID));
+	assert_true(file_has(vf, "policy", "Down"));
+	assert_int_equal(access(rec, F_OK), -1);
+
+	close(fd1);
+	vmconf_free(&conf);
+	snprintf(rec, sizeof(rec), "rm -rf %s", inc_top);
+	run(rec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_isolation_kept_while_guest_may_run),
+		cmocka_unit_test(test_earlier_incarnation_leaves_later_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
