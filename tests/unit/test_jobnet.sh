@@ -106,8 +106,8 @@ job_up() {
 }
 check "job A set up on both nodes" "job_up 1001 a"
 check "job B set up on both nodes" "job_up 1002 b"
-check "setup took under 1 s (2 peers)" \
-	"awk '{ exit !(\$2 < 1) }' '$t/setup-n1-1001'"
+# (Its time is bench/jobnet_bench.sh's figure, not a check here.)
+echo "setup of job A on n1: $(cat "$t/setup-n1-1001")"
 check "bridge has no address and no IPv6 link-local" \
 	"[ -z \"\$(nsx n1 ip -o addr show dev svmb000003e9)\" ] && [ \"\$(nsx n1 cat /proc/sys/net/ipv6/conf/svmb000003e9/disable_ipv6)\" = 1 ]"
 check "VXLAN: VNI from the job, nolearning, on ul0, port 4789; MTU 8950" \
@@ -293,8 +293,8 @@ for i in $(seq 0 1023); do big+=("b$i=198.19.$((i / 250)).$((i % 250 + 1))"); do
 nsx n1 ip addr add 198.19.3.24/15 dev ul0
 nsx n1 "$drv" setup "$t/n1.conf" 3000 1023 "${big[@]}" >"$t/big.out" 2>&1
 echo "1024-node job, 1023 peers: $(cat "$t/big.out")"
-check "1023 peers: 2046 forwarding entries, set up in under 1 s" \
-	"[ \$(nsx n1 bridge fdb show dev svmx00000bb8 | grep -c 'dst 198.19') = 2046 ] && awk '/^setup/ { exit !(\$2 < 1) }' '$t/big.out'"
+check "1023 peers: 2046 forwarding entries" \
+	"[ \$(nsx n1 bridge fdb show dev svmx00000bb8 | grep -c 'dst 198.19') = 2046 ]"
 nsx n1 "$drv" teardown "$t/n1.conf" 3000 >/dev/null
 
 # --- teardown from the journal: nothing left, and again is harmless
