@@ -28,7 +28,7 @@ agent_slurm_vm_exec_SOURCES = agent/exec.c agent/util.c agent/util.h \
 	agent/hostcmd_env.c agent/hostcmd_env.h
 agent_slurm_vm_exec_LDADD = common/core/libslurmvm-core.la
 
-dist_noinst_SCRIPTS += tests/cluster/test_channel_local.sh
+dist_noinst_SCRIPTS += tests/unit/test_channel_local.sh
 # Runs in `make check` (skips with 77 unless root).
-TESTS += tests/cluster/test_channel_local.sh
+TESTS += tests/unit/test_channel_local.sh
 EXTRA_DIST += doc/protocol.md

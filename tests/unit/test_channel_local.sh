@@ -3,10 +3,11 @@
 # standing in for the virtio port, slurm-vm-relay connects to it as it
 # would to qemu's socket, and slurm-vm-exec runs tasks as a non-root user.
 #
-#   tests/cluster/test_channel_local.sh [BUILD-DIR]
+#   tests/unit/test_channel_local.sh [BUILD-DIR]
 #
-# BUILD-DIR defaults to $BUILD_DIR (tests/cluster/run.sh), else to the
-# current directory when it holds the programs (`make check`), else build/. Needs root (creates the users
+# Runs in `make check` (and so under the sanitizers too); it needs no
+# cluster. BUILD-DIR defaults to $BUILD_DIR, else to the current directory
+# when it holds the programs (`make check`), else build/. Needs root (creates the users
 # svmtest and svmtest2 when absent). Exit 0 pass, 77 skip, else fail.
 set -u
 
