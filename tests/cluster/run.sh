@@ -13,7 +13,9 @@
 # (seconds per test, default 300; a test may lower or raise its own with a
 # "# cluster-timeout: N" line), CLUSTER_TEST_TAIL (lines of a failed test's
 # output shown, default 40), CLUSTER_TEST_LOGS (directory for the outputs;
-# default a new one under /tmp, removed when all passed). HARNESS_* settings
+# default a new one under /tmp, removed when all passed), CLUSTER_TEST_ROOT
+# (where each test's harness directory is made, default /var/lib/svmt: a
+# root-owned path as a node's spool is). HARNESS_* settings
 # (see harness.sh) pass through to the tests.
 set -uo pipefail
 
@@ -21,6 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$repo/build}
 timeout_default=${CLUSTER_TEST_TIMEOUT:-300}
+test_root_parent=${CLUSTER_TEST_ROOT:-/var/lib/svmt}
 tail_lines=${CLUSTER_TEST_TAIL:-40}
 
 # shellcheck source=tests/cluster/harness.sh
@@ -75,8 +78,11 @@ for t in "${tests[@]}"; do
 	out=$logs/$name.log
 	# The test's harness directory goes in here, so whatever a killed
 	# test leaves behind can be found and stopped. Short: unix sockets
-	# live below it.
-	current_root=$(mktemp -d /tmp/svmt.XXXXXX)
+	# live below it. Under root-owned /var/lib as a node's spool is
+	# (/var/lib/slurm/slurmd), not /tmp: a guest user cannot create
+	# these paths in the guest, as on a real node.
+	mkdir -p -m 0755 "$test_root_parent"
+	current_root=$(mktemp -d "$test_root_parent/XXXXXX")
 	chmod 0755 "$current_root"
 	t0=$(date +%s)
 	# In the background, so a signal to this script reaches it at once.
