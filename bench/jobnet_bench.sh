@@ -14,6 +14,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD_DIR:-$here/../build}
 runs=${1:-5}
+[ "${SVM_BENCH_SHORT:-0}" = 1 ] && runs=${1:-1} # bench/run.sh --short
 drv=$build/tests/unit/svm-jobnet
 [ "$(id -u)" = 0 ] || { echo "jobnet_bench: run as root" >&2; exit 2; }
 # Right after `make` (the README's build) the check programs are not built.

@@ -15,6 +15,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 rounds=${1:-5}
+[ "${SVM_BENCH_SHORT:-0}" = 1 ] && rounds=${1:-1} # bench/run.sh --short
 user=${2:-nobody}
 prefix=svmtest-
 [ "$(id -u)" = 0 ] || { echo "seclabel_bench: run as root" >&2; exit 77; }
