@@ -77,6 +77,19 @@ for f in "$here"/*_bench.sh; do
 	[ -e "$f" ] && benches+=("$(basename "$f" _bench.sh)|$f|1")
 done
 
+joins_cluster() { grep -q '^bench_cluster_start' "${1%% *}" 2>/dev/null; }
+# --short: the benches that join the shared cluster last, one after the
+# other, so that no other bench runs beside it (two-node clusters, their own
+# libvirtd).
+if [ "${SVM_BENCH_SHORT:-0}" = 1 ]; then
+	own=() joining=()
+	for b in "${benches[@]}"; do
+		IFS='|' read -r _ cmd _ <<<"$b"
+		if joins_cluster "$cmd"; then joining+=("$b"); else own+=("$b"); fi
+	done
+	benches=("${own[@]}" "${joining[@]+"${joining[@]}"}")
+fi
+
 rows=()
 status=()
 failed=0
@@ -116,7 +129,7 @@ for b in "${benches[@]}"; do
 		status+=("| $name | skipped | \`${prog#"$top"/}\` does not exist (not built, or not written yet) |")
 		continue
 	fi
-	if [ "${SVM_BENCH_SHORT:-0}" = 1 ] && grep -q '^bench_cluster_start' "$prog"; then
+	if [ "${SVM_BENCH_SHORT:-0}" = 1 ] && joins_cluster "$prog"; then
 		shared_cluster
 	fi
 	echo "bench/run.sh: running $name: $cmd" >&2
