@@ -16,8 +16,8 @@
 #   flock /tmp/slurm-vm-guest.lock bench/vm_bench.sh [N]    (root; N jobs, 3)
 #
 # The build from BUILD_DIR (default build/); SVM_BENCH_EXECS execs of each
-# non-VM peer (200). SVM_BENCH_SHORT=1 (bench/run.sh --short): one job, no
-# UEFI guest, 20 execs.
+# non-VM peer (200). SVM_BENCH_SHORT=1 (bench/run.sh --short): one job of
+# 1 s (not 3), no UEFI guest, 20 execs.
 #
 # Prints a human table, then one line per figure:
 #   BENCH|<name>|<value>|<unit>|<peer or ->|<ratio or ->|<note>
@@ -27,7 +27,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 short=${SVM_BENCH_SHORT:-0}
-if [ "$short" = 1 ]; then n=${1:-1} m=${SVM_BENCH_EXECS:-20}; else n=${1:-3} m=${SVM_BENCH_EXECS:-200}; fi
+if [ "$short" = 1 ]; then
+	n=${1:-1} m=${SVM_BENCH_EXECS:-20} job_secs=1
+else
+	n=${1:-3} m=${SVM_BENCH_EXECS:-200} job_secs=3
+fi
 user=svmtest
 BUILD_DIR=$(cd "${BUILD_DIR:-$here/../build}" && pwd)
 export BUILD_DIR
@@ -44,7 +48,7 @@ mkdir -p "$work"
 vm_job() { # IMAGE: VM_JOB, once its prolog is done
 	local j
 	j=$(harness_as_user "$user" sbatch --parsable -c2 --mem=1G \
-		--vm-image="$1" --gres=gpu:1,ibvf:1 --wrap 'sleep 3')
+		--vm-image="$1" --gres=gpu:1,ibvf:1 --wrap "sleep $job_secs")
 	harness_wait 240 "job $j's guest" grep -q "job $j: prolog done" "$HARNESS_VM_LOG" ||
 		harness_die "job $j: no prolog end in the log"
 	grep -q "job $j: prolog done in [0-9.]*s: ok" "$HARNESS_VM_LOG" ||
