@@ -23,9 +23,9 @@
 # which become the table's rows; a bench that is missing or not built is
 # listed as skipped; one that fails, prints no BENCH lines or no ratio
 # against a peer measured in the same run as failed (its log is kept).
-# Figures from
-# guests under TCG (no KVM, as on CI machines) carry the label "TCG" from
-# their bench: regression figures for this machine, not production ones.
+# Figures from guests under TCG (no KVM, as on CI machines) carry the label
+# "TCG" from their bench: regression figures for this machine, not
+# production ones.
 #
 # Environment: SVM_BENCH_ONLY="plan channel" runs only those; SVM_GUEST_LOCK
 # =FILE runs each bench that boots a guest under flock FILE (machines shared
