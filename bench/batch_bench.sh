@@ -14,7 +14,9 @@
 # medians and p90s, the ratio, and lines
 #   BENCH|<name>|<value>|<unit>|<peer or ->|<ratio or ->|<note>
 # for tools. Without KVM the guests run under TCG: regression figures, not
-# production ones, labelled "TCG". Takes 2-4 minutes.
+# production ones, labelled "TCG". Takes 2-4 minutes. SVM_BENCH_SHORT=1
+# (bench/run.sh --short): N 1 and the guests destroyed at the end, not shut
+# down.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +24,8 @@ top=$(cd "$here/.." && pwd)
 export BUILD_DIR
 BUILD_DIR=$(cd "${BUILD_DIR:-$top/build}" && pwd)
 n=${1:-10}
+short_conf=()
+[ "${SVM_BENCH_SHORT:-0}" = 1 ] && n=${1:-1} short_conf=(ShutdownTimeout=1)
 case "$n" in '' | *[!0-9]* | 0) echo "batch_bench: N must be a positive integer" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || {
 	echo "batch_bench: run as root (it starts slurmctld, slurmd and libvirtd)" >&2
@@ -32,9 +36,11 @@ case "$n" in '' | *[!0-9]* | 0) echo "batch_bench: N must be a positive integer"
 . "$top/tests/cluster/harness.sh"
 # shellcheck source=../tests/cluster/guest.sh
 . "$top/tests/cluster/guest.sh"
+# shellcheck source=cluster.sh
+. "$here/cluster.sh"
 
 user=svmtest
-guest_cluster_start 300
+bench_cluster_start 300 "${short_conf[@]+"${short_conf[@]}"}"
 harness_vmconf_set SharedDirs "$HARNESS_WORK"
 if [ -w /dev/kvm ] && grep -qi '^DomainType *= *kvm' "$HARNESS_VM_CONF"; then
 	note=KVM

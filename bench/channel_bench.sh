@@ -23,7 +23,8 @@
 # / qga exec latency. Under TCG (no KVM here) these are regression figures,
 # not production ones; the header says so.
 #
-# SVM_BENCH_N (50), SVM_BENCH_ECHO (200), SVM_BENCH_MIB (64) set the sizes;
+# SVM_BENCH_N (50), SVM_BENCH_ECHO (200), SVM_BENCH_MIB (64) set the sizes
+# (SVM_BENCH_SHORT=1, bench/run.sh --short: 5, 20, 2);
 # SVM_KEEP_STATE=1 keeps the work directory (console, relay and qga logs).
 # Takes 2-4 minutes (the first guest build one more). Everything it started
 # is stopped on exit, also on failure.
@@ -32,9 +33,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 build=$(cd "${1:-${BUILD_DIR:-$top/build}}" && pwd)
-n=${SVM_BENCH_N:-50}
-echo_n=${SVM_BENCH_ECHO:-200}
-mib=${SVM_BENCH_MIB:-64}
+if [ "${SVM_BENCH_SHORT:-0}" = 1 ]; then
+	n=${SVM_BENCH_N:-5} echo_n=${SVM_BENCH_ECHO:-20} mib=${SVM_BENCH_MIB:-2}
+else
+	n=${SVM_BENCH_N:-50} echo_n=${SVM_BENCH_ECHO:-200} mib=${SVM_BENCH_MIB:-64}
+fi
 user=svmtest
 prefix=${SVM_LIBVIRT_PREFIX:-svmtest-}
 name=${prefix}bench-$$

@@ -18,7 +18,9 @@
 #   BENCH|<name>|<value>|<unit>|<peer or ->|<ratio or ->|<note>
 # for bench/run.sh. The guests run under TCG here (no KVM): their figures
 # are regression figures for this machine, not production ones, and say
-# "TCG". Takes about 2 minutes with the guests' boot. Boots guests: run it
+# "TCG". SVM_BENCH_SHORT=1 (bench/run.sh --short): N 1, 200 round trips,
+# 2 MiB, the guests destroyed at the end. Takes about 2 minutes with the
+# guests' boot. Boots guests: run it
 # under the guest lock on shared machines
 #   flock /tmp/slurm-vm-guest.lock bench/net_bench.sh
 set -euo pipefail
@@ -27,9 +29,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 export BUILD_DIR
 BUILD_DIR=$(cd "${BUILD_DIR:-$top/build}" && pwd)
-n=${1:-3}
-rounds=${SVM_NET_ROUNDS:-2000}
-mib=${SVM_NET_MIB:-32}
+short_conf=()
+if [ "${SVM_BENCH_SHORT:-0}" = 1 ]; then
+	n=${1:-1} rounds=${SVM_NET_ROUNDS:-200} mib=${SVM_NET_MIB:-2}
+	short_conf=(ShutdownTimeout=1)
+else
+	n=${1:-3} rounds=${SVM_NET_ROUNDS:-2000} mib=${SVM_NET_MIB:-32}
+fi
 for v in "$n" "$rounds" "$mib"; do
 	case "$v" in '' | *[!0-9]* | 0) echo "net_bench: N, SVM_NET_ROUNDS and SVM_NET_MIB must be positive integers" >&2; exit 2 ;; esac
 done
@@ -46,7 +52,8 @@ nb=$BUILD_DIR/bench/net_bench
 . "$top/tests/cluster/guest.sh"
 
 user=svmtest
-HARNESS_NODE_COUNT=2 guest_cluster_start 300 JobNetwork=vxlan JobNetworkUnderlay=eth0
+HARNESS_NODE_COUNT=2 guest_cluster_start 300 JobNetwork=vxlan JobNetworkUnderlay=eth0 \
+	"${short_conf[@]+"${short_conf[@]}"}"
 if [ -w /dev/kvm ] && grep -qi '^DomainType *= *kvm' "$HARNESS_VM_CONF"; then
 	note=KVM
 else

@@ -7,13 +7,15 @@
 #
 # The job-user domain carries the prolog's <seclabel type='static'
 # model='dac' relabel='no'><label>+UID:+GID</label>. Prints every time, the
-# medians and their ratio. A ratio near 1 means the per-domain seclabel
-# costs libvirt nothing: no capability re-probe (the cache check asks about
-# qemu.conf's user, not the domain's), no relabeling.
+# medians and their ratio, and a BENCH| line (see bench/run.sh). A ratio
+# near 1 means the per-domain seclabel costs libvirt nothing: no capability
+# re-probe (the cache check asks about qemu.conf's user, not the domain's),
+# no relabeling.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 rounds=${1:-5}
+[ "${SVM_BENCH_SHORT:-0}" = 1 ] && rounds=${1:-1} # bench/run.sh --short
 user=${2:-nobody}
 prefix=svmtest-
 [ "$(id -u)" = 0 ] || { echo "seclabel_bench: run as root" >&2; exit 77; }
@@ -86,4 +88,7 @@ done
 mr=$(median <"$work/root.t")
 mu=$(median <"$work/user.t")
 echo "median virsh create: qemu as root ${mr}s, as $user (uid $uid) ${mu}s"
-awk -v u="$mu" -v r="$mr" 'BEGIN { printf "ratio job user / root: %.2f\n", u / r }'
+ratio=$(awk -v u="$mu" -v r="$mr" 'BEGIN { printf "%.2f", u / r }')
+echo "ratio job user / root: $ratio"
+# For bench/run.sh (BENCH|name|value|unit|peer|ratio|note).
+echo "BENCH|virsh create, qemu as the job user (DAC seclabel)|$mu|s|virsh create, qemu as root: $mr s|$ratio|trivial TCG domain, no disk; median of $rounds, alternating"

@@ -15,7 +15,8 @@
 # under TCG, which emulates every guest instruction of the 9p client and
 # its copies: the guest figures are then regression figures for this
 # machine, not production ones, and say "TCG". Prints BENCH| lines (see
-# bench/run.sh). Boots a guest: on shared machines run it under the guest
+# bench/run.sh). SVM_BENCH_SHORT=1 (bench/run.sh --short): 1 run, 8 MiB,
+# 100 files, the guest destroyed at the end. Boots a guest: on shared machines run it under the guest
 # lock (flock /tmp/slurm-vm-guest.lock bench/share_bench.sh).
 set -euo pipefail
 
@@ -23,9 +24,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 export BUILD_DIR
 BUILD_DIR=$(cd "${BUILD_DIR:-$top/build}" && pwd)
-runs=${1:-3}
-mib=256
-files=2000
+short_conf=()
+if [ "${SVM_BENCH_SHORT:-0}" = 1 ]; then
+	runs=${1:-1} mib=8 files=100 short_conf=(ShutdownTimeout=1)
+else
+	runs=${1:-3} mib=256 files=2000
+fi
 case "$runs" in '' | *[!0-9]* | 0) echo "share_bench: RUNS must be a positive integer" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "share_bench: run as root (it starts slurmctld, slurmd and libvirtd)" >&2; exit 2; }
 ops=$BUILD_DIR/bench/share_ops
@@ -35,9 +39,11 @@ ops=$BUILD_DIR/bench/share_ops
 . "$top/tests/cluster/harness.sh"
 # shellcheck source=../tests/cluster/guest.sh
 . "$top/tests/cluster/guest.sh"
+# shellcheck source=cluster.sh
+. "$here/cluster.sh"
 
 user=svmtest
-guest_cluster_start 300
+bench_cluster_start 300 "${short_conf[@]+"${short_conf[@]}"}"
 harness_vmconf_set SharedDirs "$HARNESS_WORK"
 if [ -w /dev/kvm ] && grep -qi '^DomainType *= *kvm' "$HARNESS_VM_CONF"; then
 	note=KVM

@@ -11,6 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD_DIR:-$here/../build}
 runs=${1:-25}
+[ "${SVM_BENCH_SHORT:-0}" = 1 ] && runs=${1:-3} # bench/run.sh --short
 plugin=$build/spank_vm/.libs/spank_vm.so
 [ -f "$plugin" ] || { echo "spank_load_bench: no $plugin: build first" >&2; exit 2; }
 

@@ -18,7 +18,8 @@
 # are for tools (doc tables). Without KVM the guest runs under TCG: the
 # figures are then regression figures, not production ones, and say "TCG".
 #
-# SVM_BENCH_TASKS (4) tasks per multi-task step. Takes 3-6 minutes with the guest boot. Boots a guest: run it under
+# SVM_BENCH_TASKS (4) tasks per multi-task step; SVM_BENCH_SHORT=1
+# (bench/run.sh --short): N 1 and guests destroyed at the end, not shut down. Takes 3-6 minutes with the guest boot. Boots a guest: run it under
 # the guest lock on shared machines
 #   flock /tmp/slurm-vm-guest.lock bench/task_bench.sh
 set -euo pipefail
@@ -29,6 +30,10 @@ export BUILD_DIR
 BUILD_DIR=$(cd "${BUILD_DIR:-$top/build}" && pwd)
 n=${1:-20}
 k=${SVM_BENCH_TASKS:-4}
+# Short: the guest is destroyed after 1 s at the end (the epilog's ACPI
+# shutdown is not measured here).
+short_conf=()
+[ "${SVM_BENCH_SHORT:-0}" = 1 ] && n=${1:-1} short_conf=(ShutdownTimeout=1)
 for v in "$n" "$k"; do
 	case "$v" in '' | *[!0-9]* | 0) echo "task_bench: N and SVM_BENCH_TASKS must be positive integers" >&2; exit 2 ;; esac
 done
@@ -41,9 +46,11 @@ done
 . "$top/tests/cluster/harness.sh"
 # shellcheck source=../tests/cluster/guest.sh
 . "$top/tests/cluster/guest.sh"
+# shellcheck source=cluster.sh
+. "$here/cluster.sh"
 
 user=svmtest
-guest_cluster_start 300
+bench_cluster_start 300 "${short_conf[@]+"${short_conf[@]}"}"
 if [ -w /dev/kvm ] && grep -qi '^DomainType *= *kvm' "$HARNESS_VM_CONF"; then
 	note=KVM
 else

@@ -16,7 +16,8 @@
 #   flock /tmp/slurm-vm-guest.lock bench/vm_bench.sh [N]    (root; N jobs, 3)
 #
 # The build from BUILD_DIR (default build/); SVM_BENCH_EXECS execs of each
-# non-VM peer (200).
+# non-VM peer (200). SVM_BENCH_SHORT=1 (bench/run.sh --short): one job of
+# 1 s (not 3), no UEFI guest, 20 execs.
 #
 # Prints a human table, then one line per figure:
 #   BENCH|<name>|<value>|<unit>|<peer or ->|<ratio or ->|<note>
@@ -25,16 +26,21 @@
 # emulated work. Takes about N x 40 s plus the cluster start.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-n=${1:-3}
-m=${SVM_BENCH_EXECS:-200}
+short=${SVM_BENCH_SHORT:-0}
+if [ "$short" = 1 ]; then
+	n=${1:-1} m=${SVM_BENCH_EXECS:-20} job_secs=1
+else
+	n=${1:-3} m=${SVM_BENCH_EXECS:-200} job_secs=3
+fi
 user=svmtest
 BUILD_DIR=$(cd "${BUILD_DIR:-$here/../build}" && pwd)
 export BUILD_DIR
 . "$here/../tests/cluster/harness.sh"
 . "$here/../tests/cluster/guest.sh"
+. "$here/cluster.sh"
 
 [ "$(id -u)" = 0 ] || { echo "vm_bench: run as root" >&2; exit 1; }
-guest_cluster_start 90 ShutdownTimeout=10
+bench_cluster_start 90 ShutdownTimeout=10
 work=$HARNESS_DIR/bench
 mkdir -p "$work"
 
@@ -42,7 +48,7 @@ mkdir -p "$work"
 vm_job() { # IMAGE: VM_JOB, once its prolog is done
 	local j
 	j=$(harness_as_user "$user" sbatch --parsable -c2 --mem=1G \
-		--vm-image="$1" --gres=gpu:1,ibvf:1 --wrap 'sleep 3')
+		--vm-image="$1" --gres=gpu:1,ibvf:1 --wrap "sleep $job_secs")
 	harness_wait 240 "job $j's guest" grep -q "job $j: prolog done" "$HARNESS_VM_LOG" ||
 		harness_die "job $j: no prolog end in the log"
 	grep -q "job $j: prolog done in [0-9.]*s: ok" "$HARNESS_VM_LOG" ||
@@ -71,7 +77,7 @@ done
 # ---- one UEFI guest (OVMF boots the bzImage; the others boot the ELF
 # vmlinux through qemu's loader)
 efi_job=
-if [ -f /usr/share/OVMF/OVMF_CODE_4M.fd ]; then
+if [ "$short" != 1 ] && [ -f /usr/share/OVMF/OVMF_CODE_4M.fd ]; then
 	guest_add_to_catalog efiguest Firmware=uefi \
 		"Kernel=$HARNESS_REPO/tests/guest/cache/vmlinuz"
 	vm_job efiguest
@@ -80,19 +86,35 @@ if [ -f /usr/share/OVMF/OVMF_CODE_4M.fd ]; then
 fi
 
 # ---- the peer: `virsh create` of the same XML, another name, own files
-# (svmtest-*: libvirt.sh removes such domains should this script die)
+# (svmtest-*: libvirt.sh removes such domains should this script die),
+# started as the prolog starts its guests: paused, its memory bounded live,
+# resumed. The running domain's XML carries that bound as <memtune>, for
+# which libvirt would raise qemu's RLIMIT_MEMLOCK at start (CAP_SYS_RESOURCE,
+# which containers lack: "cannot limit locked memory").
 harness_exit_hook() { virsh -q destroy "svmtest-bench-peer-$$" >/dev/null 2>&1 || true; }
+hard_limit=$(sed -n "s|.*<hard_limit unit='KiB'>\([0-9]*\)</hard_limit>.*|\1|p" "$work/domain.xml")
 sed -e "s|<name>[^<]*</name>|<name>svmtest-bench-peer-$$</name>|" -e '/<uuid>/d' \
+	-e '/<memtune>/,/<\/memtune>/d' \
 	-e "s|$HARNESS_DIR/vm/state/job-[0-9.]*/|$work/|g" \
 	-e "s|$HARNESS_DIR/vm/overlay/[^']*\.qcow2|$work/peer.qcow2|g" \
 	"$work/domain.xml" >"$work/peer.xml"
+peer_start() {
+	local dom=svmtest-bench-peer-$$
+	if [ -z "$hard_limit" ]; then
+		virsh -q create "$work/peer.xml" >/dev/null
+		return
+	fi
+	virsh -q create --paused "$work/peer.xml" >/dev/null &&
+		virsh -q memtune "$dom" --hard-limit "$hard_limit" --live &&
+		virsh -q resume "$dom" >/dev/null
+}
 base=$(sed -n "s|.*<source file='\\($HARNESS_IMAGES/[^']*\\)'.*|\\1|p" "$work/domain.xml" | head -1)
 for ((i = 0; i < n; i++)); do
 	qemu-img create -q -f qcow2 -F qcow2 -b "$base" "$work/peer.qcow2"
 	# qemu runs as the job user (the domain's DAC seclabel).
 	chown "$user:" "$work" "$work/peer.qcow2" "$work"/seed.iso 2>/dev/null || true
 	t0=$EPOCHREALTIME
-	virsh -q create "$work/peer.xml" >/dev/null
+	peer_start || harness_die "virsh create of the prolog's domain XML failed"
 	t1=$EPOCHREALTIME
 	virsh -q destroy "svmtest-bench-peer-$$" >/dev/null 2>&1 || true
 	echo "$t0 $t1" | awk '{ printf "%.3f\n", $2 - $1 }' >>"$work/peer.s"
@@ -171,7 +193,7 @@ echo "# TCG (no KVM): boot and shutdown are REGRESSION figures for this machine;
 		bench "prolog phase: $p" "$(ms "$v")" ms - - "median of $n jobs"
 	done
 	bench "libvirt start: define+start of the transient domain" "$(ms "$define")" ms \
-		"virsh create, same XML: $(ms "$peer") ms" "$(ratio "$define" "$peer")" "$tcg; median of $n"
+		"virsh create (--paused, memtune, resume), same XML: $(ms "$peer") ms" "$(ratio "$define" "$peer")" "$tcg; median of $n"
 	bench "epilog: whole" "$(ms "$epilog")" ms - - "$tcg; ACPI shutdown of the guest included (ShutdownTimeout=10); median of $n jobs"
 	verbs=$(for j in "${jobs[@]}"; do grep -o "job $j: epilog phase [A-Z]*" "$HARNESS_VM_LOG"; done |
 		awk '{ print $NF }' | awk '!seen[$0]++')
