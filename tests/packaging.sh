@@ -37,6 +37,21 @@ v_rpm=$(sed -n 's/^Version:[[:space:]]*//p' slurm-vm.spec)
 	ok "one version everywhere: $v_ac" ||
 	fail "versions differ: configure.ac $v_ac, debian/changelog $v_deb, slurm-vm.spec $v_rpm"
 
+# Without the Slurm source tree gres/ibvf needs: configure's own message
+# comes first, with what to do, and the whole log is kept.
+rc=0
+SLURM_SOURCE=/nonexistent/slurm DEB_BUILD_OPTIONS=nocheck \
+	scripts/build-debs.sh "$t/nosource" >"$t/nosource.out" 2>"$t/nosource.err" || rc=$?
+if [ "$rc" = 1 ] &&
+	head -1 "$t/nosource.err" | grep -qF "build-debs: configure: error: --with-slurm-source=/nonexistent/slurm is not a configured Slurm source tree" &&
+	grep -qF "DEB_BUILD_PROFILES=pkg.slurm-vm.nogresibvf" "$t/nosource.err" &&
+	grep -qF "the whole log: $t/nosource/build.log" "$t/nosource.err" &&
+	grep -q 'configure: error:' "$t/nosource/build.log"; then
+	ok "build-debs without a Slurm source tree: configure's error first, the log kept"
+else
+	fail "build-debs without a Slurm source tree (rc=$rc): $(head -5 "$t/nosource.err")"
+fi
+
 if scripts/build-debs.sh "$out" | tee "$t/debs.log"; then
 	debs=$(for d in "$out"/*.deb; do case "$d" in *-dbgsym_*) ;; *) printf '%s ' "${d##*/}" ;; esac; done)
 	ok "Debian packages built, lintian clean: $debs"
