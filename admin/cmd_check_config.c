@@ -670,6 +670,21 @@ static bool image_files_open_to_users(struct checker *c,
 	return ok;
 }
 
+/* A directory vm.conf names (@key=@dir) is there; else a problem, what
+ * jobs see (@effect), and the command that makes it. */
+static bool dir_exists(struct checker *c, const char *key, const char *dir,
+		       const char *effect)
+{
+	struct stat st;
+	char fix[PATH_MAX + 32];
+
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return true;
+	snprintf(fix, sizeof(fix), "mkdir -p %s", dir);
+	check_problem(c, fix, "%s=%s is not a directory: %s", key, dir, effect);
+	return false;
+}
+
 /* Every descriptor parses and names an image inside ImageDirs: a typo
  * otherwise shows only when a job asks for that image. */
 static void check_catalog(struct checker *c, const struct vmconf *vc)
@@ -677,8 +692,20 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 	_cleanup_strv_free_ char **names = NULL;
 	unsigned good = 0, n = 0;
 
+	if (!dir_exists(c, "ImageCatalog", vc->image_catalog,
+			"every --vm-image=NAME is refused"))
+		return;
+	for (char **d = vc->image_dirs; d && *d; d++)
+		dir_exists(c, "ImageDirs", *d,
+			   "no image can be placed where jobs may use it");
 	if (image_catalog_names(vc->image_catalog, &names) < 0)
 		return;
+	if (!names[0])
+		check_warn("put a descriptor NAME.image there for each image "
+			   "users may ask for (admin guide, section 5)",
+			   "ImageCatalog=%s is empty: sbatch --vm-image=NAME "
+			   "says so for every NAME",
+			   vc->image_catalog);
 	for (size_t i = 0; names[i]; i++, n++) {
 		struct image_spec spec;
 		char fix[512];

@@ -8,6 +8,7 @@
 #    and leaves plugstack.conf as shipped;
 #  - a spank_vm.so line naming a path where no plugin is;
 #  - SlurmdSpoolDir (with %n) missing, or (as root) not SlurmdUser's;
+#  - ImageCatalog and ImageDirs missing; the catalog empty;
 #  - no vm.conf: said plainly, with the installed example to copy;
 #  - no cli_filter.lua: the fix copies the installed example.
 # Run from the build directory (automake sets $srcdir).
@@ -107,6 +108,21 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	grep -qF "ok:      SlurmdSpoolDir=$cc/spool/%n: $cc/spool/n1 is root's" "$out" ||
 		fail "after its fix, SlurmdSpoolDir is still not root's"
 fi
+
+# Item 8: the image catalog and image directory missing, then empty.
+printf 'ImageCatalog=%s\nImageDirs=%s\n' "$cc/catalog" "$cc/images" >"$cc/vm.conf"
+check
+grep -qF "problem: ImageCatalog=$cc/catalog is not a directory" "$out" ||
+	fail "a missing ImageCatalog not reported"
+run_fix "ImageCatalog=$cc/catalog is not a directory"
+check
+grep -qF "problem: ImageDirs=$cc/images is not a directory" "$out" ||
+	fail "a missing ImageDirs directory not reported"
+run_fix "ImageDirs=$cc/images is not a directory"
+check
+grep -q "^problem: Image" "$out" && fail "after their fixes, the image directories are still reported"
+grep -qF "warning: ImageCatalog=$cc/catalog is empty" "$out" ||
+	fail "an empty catalog not reported"
 
 # Item 8: no vm.conf is said as such; the fixes name the installed examples.
 rm "$cc/vm.conf"
