@@ -371,7 +371,8 @@ static void plugstack_fix(const struct plugstack_scan *ps, const char *conf,
 	    asprintf(&dropin, "%.*s/slurm-vm%s", (int)(base - pattern), pattern,
 		     base + 2) >= 0 &&
 	    fnmatch(pattern, dropin, 0) == 0)
-		snprintf(fix, size, "echo '%s' > %s", line, dropin);
+		snprintf(fix, size, "mkdir -p %.*s && echo '%s' > %s",
+			 (int)(base - pattern), pattern, line, dropin);
 	else
 		snprintf(fix, size, "echo '%s' >> %s", line, conf);
 }

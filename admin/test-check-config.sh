@@ -68,8 +68,8 @@ grep -qF "loads $cc/plugins/spank_vm.so" "$out" ||
 	fail "spank_vm.so in plugstack.conf.d/ (relative include) not found"
 cp "$cc/plugstack.conf.shipped" "$cc/plugstack.conf"
 
-# No line: the fix adds a file to the included directory.
-rm "$cc/plugstack.conf.d/vm.conf"
+# No line: the fix adds a file to the included directory (made if need be).
+rm -r "$cc/plugstack.conf.d"
 check
 grep -qF "problem: $cc/plugstack.conf does not load spank_vm.so" "$out" ||
 	fail "a plugstack.conf that loads no spank_vm.so not reported"

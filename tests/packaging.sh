@@ -13,7 +13,11 @@
 #    %files section names (lint of those binary RPMs is not taken: Debian's
 #    rpm has no brp-strip or brp-compress, so they differ from a real
 #    EL build);
-#  - one version in configure.ac, debian/changelog and the spec.
+#  - one version in configure.ac, debian/changelog and the spec;
+#  - both slurm-vm packages create the directories the example
+#    configuration names;
+#  - build-debs without the Slurm source tree gres/ibvf needs shows
+#    configure's message first and keeps the log.
 #
 #   tests/packaging.sh [OUTDIR]    (default build-debs/; run as root)
 set -euo pipefail
@@ -104,6 +108,19 @@ if rpmbuild -bb --nodeps --nocheck "${ibvf[@]}" "${dirs[@]}" slurm-vm.spec >"$t/
 else
 	fail "rpmbuild -bb: $(grep -A5 'RPM build errors' "$t/bb.log" || tail -10 "$t/bb.log")"
 fi
+
+# The directories the example configuration names (ImageCatalog, ImageDirs,
+# SlurmdSpoolDir's parent) come with the slurm-vm package.
+deb=$(ls "$out"/slurm-vm_*.deb 2>/dev/null | head -1)
+rpmf=$(ls "$t"/x86_64/slurm-vm-[0-9]*.rpm 2>/dev/null | head -1)
+missing=
+for d in etc/slurm/vm-images.d var/lib/slurm-vm/images \
+	var/lib/slurm/slurmd; do
+	[ -n "$deb" ] && dpkg-deb -c "$deb" | grep -q " \./$d/\$" || missing="$missing deb:/$d"
+	[ -n "$rpmf" ] && rpm -qlp "$rpmf" 2>/dev/null | grep -qx "/$d" || missing="$missing rpm:/$d"
+done
+[ -z "$missing" ] && ok "the packages create the example configuration's directories" ||
+	fail "directories the example configuration names, missing from the packages:$missing"
 
 [ "$fails" = 0 ] && echo PASS || echo "FAIL: $fails checks"
 [ "$fails" = 0 ]
