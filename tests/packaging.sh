@@ -111,13 +111,15 @@ fi
 
 # The directories the example configuration names (ImageCatalog, ImageDirs,
 # SlurmdSpoolDir's parent) come with the slurm-vm package.
-deb=$(ls "$out"/slurm-vm_*.deb 2>/dev/null | head -1)
-rpmf=$(ls "$t"/x86_64/slurm-vm-[0-9]*.rpm 2>/dev/null | head -1)
+deb=$(ls "$out"/slurm-vm_*.deb 2>/dev/null | head -1 || true)
+rpmf=$(ls "$t"/x86_64/slurm-vm-[0-9]*.rpm 2>/dev/null | head -1 || true)
+deb_files=$([ -z "$deb" ] || dpkg-deb -c "$deb")
+rpm_files=$([ -z "$rpmf" ] || rpm -qlp "$rpmf" 2>/dev/null)
 missing=
 for d in etc/slurm/vm-images.d var/lib/slurm-vm/images \
 	var/lib/slurm/slurmd; do
-	[ -n "$deb" ] && dpkg-deb -c "$deb" | grep -q " \./$d/\$" || missing="$missing deb:/$d"
-	[ -n "$rpmf" ] && rpm -qlp "$rpmf" 2>/dev/null | grep -qx "/$d" || missing="$missing rpm:/$d"
+	grep -q " \./$d/\$" <<<"$deb_files" || missing="$missing deb:/$d"
+	grep -qx "/$d" <<<"$rpm_files" || missing="$missing rpm:/$d"
 done
 [ -z "$missing" ] && ok "the packages create the example configuration's directories" ||
 	fail "directories the example configuration names, missing from the packages:$missing"
