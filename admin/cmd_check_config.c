@@ -7,8 +7,11 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <fnmatch.h>
 #include <getopt.h>
+#include <glob.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -223,6 +226,7 @@ static void check_scheduling(struct checker *c, const struct slurm_conf *sc)
 	const char *cli = slurm_conf_get(sc, "CliFilterPlugins");
 	_cleanup_free_ char *lua = slurm_conf_sibling("cli_filter.lua");
 	struct stat st;
+	char fix[1024];
 
 	if (sel && (strncasecmp(sel, "CR_Core", 7) == 0 ||
 		    strncasecmp(sel, "CR_Socket", 9) == 0))
@@ -242,37 +246,194 @@ static void check_scheduling(struct checker *c, const struct slurm_conf *sc)
 			gres ? gres : "");
 	if (list_has(cli, "cli_filter/lua") && lua && stat(lua, &st) == 0)
 		check_ok("CliFilterPlugins=%s with %s", cli, lua);
-	else
+	else {
+		snprintf(fix, sizeof(fix),
+			 "CliFilterPlugins=cli_filter/lua in slurm.conf, and "
+			 "cp %s/cli_filter.lua %s",
+			 EXAMPLES_DIR, lua ?: "/etc/slurm/cli_filter.lua");
 		check_problem(
-			c,
-			"CliFilterPlugins=cli_filter/lua and etc/cli_filter.lua installed beside slurm.conf",
+			c, fix,
 			"no cli_filter/lua with slurm-vm's cli_filter.lua: VM jobs do not get --gres-flags=enforce-binding and impossible --vm-cpus/--vm-mem are not refused at submit");
+	}
+}
+
+/* plugstack.conf as Slurm 22.05's plugstack.c reads it: '#' ends a line;
+ * "include PATTERN" reads each glob(3) match in turn, a relative PATTERN
+ * from the including file's directory, and a missing file is an empty
+ * one; a relative plugin is looked for in PluginDir. */
+#define PLUGSTACK_DEPTH_MAX 8
+
+struct plugstack_scan {
+	const char *plugin_dirs; /* PluginDir: colon-separated */
+	char *spank_line;	 /* "FILE:LINE" of the spank_vm.so line */
+	char *spank_plugin;	 /* its plugin as written */
+	char *spank_found;	 /* where slurmd finds it, or NULL */
+	char *include_pattern;	 /* the first include, absolute */
+	bool too_deep;
+};
+
+/* Where slurmd finds @plugin: as is when absolute, else the first of
+ * PluginDir's directories that has it. NULL when nowhere. */
+static char *plugin_locate(const char *plugin_dirs, const char *plugin)
+{
+	_cleanup_strv_free_ char **dirv = NULL;
+
+	if (plugin[0] == '/')
+		return access(plugin, R_OK) == 0 ? strdup(plugin) : NULL;
+	if (strv_split(plugin_dirs, ':', &dirv) < 0)
+		return NULL;
+	for (size_t i = 0; dirv[i]; i++) {
+		char *path = NULL;
+
+		if (asprintf(&path, "%s/%s", dirv[i], plugin) < 0)
+			return NULL;
+		if (access(path, R_OK) == 0)
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+static void plugstack_scan_file(struct plugstack_scan *ps, const char *path,
+				unsigned depth);
+
+static void plugstack_include(struct plugstack_scan *ps, const char *file,
+			      const char *pattern, unsigned depth)
+{
+	_cleanup_free_ char *dir = strdup(file), *abs = NULL;
+	glob_t gl;
+
+	if (!dir)
+		return;
+	if (pattern[0] != '/') {
+		if (asprintf(&abs, "%s/%s", dirname(dir), pattern) < 0)
+			return;
+		pattern = abs;
+	}
+	if (!ps->include_pattern)
+		ps->include_pattern = strdup(pattern);
+	if (glob(pattern, 0, NULL, &gl) != 0)
+		return; /* no match is nothing to load, as for slurmd */
+	for (size_t i = 0; i < gl.gl_pathc; i++)
+		plugstack_scan_file(ps, gl.gl_pathv[i], depth + 1);
+	globfree(&gl);
+}
+
+static void plugstack_scan_file(struct plugstack_scan *ps, const char *path,
+				unsigned depth)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char line[4096];
+	unsigned lineno = 0;
+
+	if (depth > PLUGSTACK_DEPTH_MAX) {
+		ps->too_deep = true;
+		return;
+	}
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *kind, *arg, *hash = strchr(line, '#');
+		const char *base;
+
+		lineno++;
+		if (hash)
+			*hash = '\0';
+		kind = strtok_r(line, " \t\n", &save);
+		arg = kind ? strtok_r(NULL, " \t\n", &save) : NULL;
+		if (!arg)
+			continue;
+		if (strcmp(kind, "include") == 0) {
+			plugstack_include(ps, path, arg, depth);
+			continue;
+		}
+		base = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
+		if ((strcmp(kind, "required") && strcmp(kind, "optional")) ||
+		    strcmp(base, "spank_vm.so") || ps->spank_line)
+			continue;
+		if (asprintf(&ps->spank_line, "%s:%u", path, lineno) < 0)
+			ps->spank_line = NULL;
+		ps->spank_plugin = strdup(arg);
+		ps->spank_found = plugin_locate(ps->plugin_dirs, arg);
+	}
+}
+
+/* The fix, a command: a file matching plugstack.conf's include (Debian's
+ * plugstack.conf.d/\*.conf) when there is one, so Debian's own
+ * plugstack.conf stays as shipped; else a line added to plugstack.conf. */
+static void plugstack_fix(const struct plugstack_scan *ps, const char *conf,
+			  const char *line, char *fix, size_t size)
+{
+	_cleanup_free_ char *dropin = NULL;
+	const char *pattern = ps->include_pattern;
+	const char *base = pattern ? strrchr(pattern, '/') : NULL;
+
+	if (base && base[1] == '*' && !strpbrk(base + 2, "*?[") &&
+	    asprintf(&dropin, "%.*s/slurm-vm%s", (int)(base - pattern), pattern,
+		     base + 2) >= 0 &&
+	    fnmatch(pattern, dropin, 0) == 0)
+		snprintf(fix, size, "mkdir -p %.*s && echo '%s' > %s",
+			 (int)(base - pattern), pattern, line, dropin);
+	else
+		snprintf(fix, size, "echo '%s' >> %s", line, conf);
 }
 
 static void check_plugstack(struct checker *c, const struct slurm_conf *sc)
 {
-	const char *ps = slurm_conf_get(sc, "PlugStackConfig");
+	const char *conf = slurm_conf_get(sc, "PlugStackConfig");
 	_cleanup_free_ char *def = slurm_conf_sibling("plugstack.conf");
-	_cleanup_fclose_ FILE *f = NULL;
-	char line[4096];
-	bool found = false;
+	_cleanup_free_ char *found = NULL, *line = NULL;
+	const char *so;
+	struct plugstack_scan ps = {
+		.plugin_dirs =
+			slurm_conf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR,
+	};
+	char fix[2048];
 
-	f = fopen(ps ? ps : def, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *p = line;
-		while (isspace((unsigned char)*p))
-			p++;
-		if (*p != '#' && strstr(p, "spank_vm.so"))
-			found = true;
-	}
-	if (found)
-		check_ok("%s loads spank_vm.so", ps ? ps : def);
-	else
+	conf = conf ?: def;
+	plugstack_scan_file(&ps, conf, 0);
+	/* The installed plugin, for the fix: PluginDir's, or where configure
+	 * put it. */
+	found = plugin_locate(ps.plugin_dirs, "spank_vm.so");
+	so = found ?: SLURM_PLUGINDIR "/spank_vm.so";
+	if (asprintf(&line, "required %s", so) < 0)
+		line = NULL;
+	if (ps.too_deep)
 		check_problem(
 			c,
-			"a line `required /usr/lib/slurm-vm/spank_vm.so` in plugstack.conf",
-			"%s does not load spank_vm.so: --vm-image does not exist for users",
-			ps ? ps : def);
+			"include plugstack.conf files at most 8 deep, and never a file from itself",
+			"%s: includes nest deeper than %u: is a file including itself?",
+			conf, PLUGSTACK_DEPTH_MAX);
+	if (!ps.spank_line) {
+		plugstack_fix(&ps, conf, line ?: "", fix, sizeof(fix));
+		check_problem(c, fix,
+			      "%s does not load spank_vm.so (includes "
+			      "followed%s%s): --vm-image does not exist for "
+			      "users",
+			      conf, ps.include_pattern ? ": " : "",
+			      ps.include_pattern ?: "");
+	} else if (!ps.spank_found) {
+		/* spank_line is FILE:LINE */
+		char *colon = strrchr(ps.spank_line, ':');
+
+		*colon = '\0';
+		snprintf(fix, sizeof(fix), "sed -i '%ss|%s|%s|' %s", colon + 1,
+			 ps.spank_plugin, so, ps.spank_line);
+		*colon = ':';
+		check_problem(
+			c, fix,
+			"%s: %s is not there (PluginDir %s): sbatch, srun "
+			"and slurmd cannot load this plugin%s",
+			ps.spank_line, ps.spank_plugin, ps.plugin_dirs,
+			found ? ""
+			      : "; nor is spank_vm.so in PluginDir: install slurm-vm-spank");
+	} else {
+		check_ok("%s loads %s (%s)", conf, ps.spank_found,
+			 ps.spank_line);
+	}
+	free(ps.spank_line);
+	free(ps.spank_plugin);
+	free(ps.spank_found);
+	free(ps.include_pattern);
 }
 
 struct gres_check {
@@ -510,6 +671,21 @@ static bool image_files_open_to_users(struct checker *c,
 	return ok;
 }
 
+/* A directory vm.conf names (@key=@dir) is there; else a problem, what
+ * jobs see (@effect), and the command that makes it. */
+static bool dir_exists(struct checker *c, const char *key, const char *dir,
+		       const char *effect)
+{
+	struct stat st;
+	char fix[PATH_MAX + 32];
+
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return true;
+	snprintf(fix, sizeof(fix), "mkdir -p %s", dir);
+	check_problem(c, fix, "%s=%s is not a directory: %s", key, dir, effect);
+	return false;
+}
+
 /* Every descriptor parses and names an image inside ImageDirs: a typo
  * otherwise shows only when a job asks for that image. */
 static void check_catalog(struct checker *c, const struct vmconf *vc)
@@ -517,8 +693,20 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 	_cleanup_strv_free_ char **names = NULL;
 	unsigned good = 0, n = 0;
 
+	if (!dir_exists(c, "ImageCatalog", vc->image_catalog,
+			"every --vm-image=NAME is refused"))
+		return;
+	for (char **d = vc->image_dirs; d && *d; d++)
+		dir_exists(c, "ImageDirs", *d,
+			   "no image can be placed where jobs may use it");
 	if (image_catalog_names(vc->image_catalog, &names) < 0)
 		return;
+	if (!names[0])
+		check_warn("put a descriptor NAME.image there for each image "
+			   "users may ask for (admin guide, section 5)",
+			   "ImageCatalog=%s is empty: sbatch --vm-image=NAME "
+			   "says so for every NAME",
+			   vc->image_catalog);
 	for (size_t i = 0; names[i]; i++, n++) {
 		struct image_spec spec;
 		char fix[512];
@@ -750,6 +938,76 @@ static void check_shares(struct checker *c, const struct vmconf *vc)
 	}
 }
 
+/* SlurmdSpoolDir with slurmd's %n (node name) and %h (host name). */
+static char *spool_dir_expand(const char *pattern, const char *node)
+{
+	char host[HOST_NAME_MAX + 1], *out = NULL;
+	size_t len = 0;
+	_cleanup_fclose_ FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	if (gethostname(host, sizeof(host)) < 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	for (const char *p = pattern; *p; p++) {
+		if (p[0] == '%' && p[1] == 'n')
+			fputs(node, f), p++;
+		else if (p[0] == '%' && p[1] == 'h')
+			fputs(host, f), p++;
+		else
+			fputc(*p, f);
+	}
+	if (fclose(f) != 0) {
+		f = NULL;
+		free(out);
+		return NULL;
+	}
+	f = NULL;
+	return out;
+}
+
+/* slurmd writes the node's topology (hwloc_topo_whole.xml) into its spool
+ * directory before it creates the directory: at the first start a missing
+ * one fails the topology, and the prolog, which reads it, refuses jobs.
+ * slurmd runs as SlurmdUser (root) and needs the directory for itself. */
+static void check_spool_dir(struct checker *c, const struct slurm_conf *sc,
+			    const char *node)
+{
+	const char *pattern =
+		slurm_conf_get(sc, "SlurmdSpoolDir") ?: "/var/spool/slurmd";
+	const char *user = slurm_conf_get(sc, "SlurmdUser") ?: "root";
+	_cleanup_free_ char *dir = spool_dir_expand(pattern, node);
+	struct passwd *pw = getpwnam(user);
+	char fix[1024];
+	struct stat st;
+
+	if (!dir)
+		return;
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(fix, sizeof(fix),
+			 "mkdir -p %s && chown %s: %s && chmod 0755 %s", dir,
+			 user, dir, dir);
+		check_problem(
+			c, fix,
+			"SlurmdSpoolDir=%s: %s is not a directory: slurmd "
+			"cannot write the node's topology there at its "
+			"first start, and the prolog refuses VM jobs "
+			"without it",
+			pattern, dir);
+	} else if (pw && st.st_uid != pw->pw_uid) {
+		snprintf(fix, sizeof(fix), "chown -R %s: %s && chmod 0755 %s",
+			 user, dir, dir);
+		check_problem(c, fix,
+			      "SlurmdSpoolDir=%s: %s is not owned by "
+			      "SlurmdUser %s: another user could replace the "
+			      "topology the prolog places guests by",
+			      pattern, dir, user);
+	} else {
+		check_ok("SlurmdSpoolDir=%s: %s is %s's", pattern, dir, user);
+	}
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -778,7 +1036,7 @@ int cmd_check_config(int argc, char **argv)
 	struct checker c = { 0 };
 	struct slurm_conf sc = { 0 };
 	_cleanup_free_ char *vm_path = NULL;
-	char node[HOST_NAME_MAX + 1] = "";
+	char node[HOST_NAME_MAX + 1] = "", fix[1024];
 	struct vmconf vc;
 	int opt;
 
@@ -801,13 +1059,26 @@ int cmd_check_config(int argc, char **argv)
 	if (slurm_conf_read(c.slurm_conf_path, &sc) < 0)
 		return 1;
 	vm_path = vmconf_default_path();
-	if (vmconf_load(&vc, vm_path) < 0)
+	if (access(vm_path, F_OK) < 0 && errno == ENOENT) {
+		snprintf(fix, sizeof(fix),
+			 "cp %s/vm.conf.example %s and replace its "
+			 "@PLACEHOLDERS@ (vm.conf(5))",
+			 EXAMPLES_DIR, vm_path);
+		check_problem(&c, fix,
+			      "%s does not exist: every VM job is refused and "
+			      "the prolog drains the node (the checks below "
+			      "use vm.conf's defaults)",
+			      vm_path);
+		vmconf_load(&vc, NULL);
+	} else if (vmconf_load(&vc, vm_path) < 0) {
 		check_problem(&c,
 			      "correct the lines named above (see vm.conf(5))",
 			      "%s does not parse", vm_path);
-	else
+	} else {
 		check_ok("%s parses", vm_path);
+	}
 	check_scripts(&c, &sc);
+	check_spool_dir(&c, &sc, node);
 	check_timeouts(&c, &sc, &vc);
 	check_scheduling(&c, &sc);
 	check_plugstack(&c, &sc);

@@ -19,18 +19,22 @@
 #include "jobfate.h"
 #include "log.h"
 #include "reclaim.h"
+#include "strutil.h"
 
 static void cleanup_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: slurm-vm cleanup [--config vm.conf] [--dry-run]\n\n"
+		"usage: slurm-vm cleanup [--config vm.conf] [--dry-run]\n"
+		"       slurm-vm cleanup [--config vm.conf] --kept JOBID\n\n"
 		"Tears down, as the epilog would, every guest of this node's "
 		"StateDir whose\njob has ended (slurmctld says so, or no "
 		"longer knows the job): guest stopped,\nrelay stopped, "
 		"overlay and state removed (kept with --vm-keep). Guests of\n"
 		"active jobs are left alone; when slurmctld or libvirt does "
 		"not answer,\nnothing is touched. --dry-run: only say what "
-		"would be reclaimed. Root only.\n");
+		"would be reclaimed. --kept JOBID: remove that job's kept "
+		"state (--vm-keep:\noverlay, NVRAM, seed) now, before "
+		"KeepFor= passes. Root only.\n");
 }
 
 /* Every guest's fate, all known before anything is touched. */
@@ -126,26 +130,63 @@ static int cleanup_run(const struct vmconf *conf, bool dry_run)
 	return failed ? -EIO : 0;
 }
 
+/* --kept JOBID: the admin frees the space a --vm-keep job holds. */
+static int cleanup_kept(const struct vmconf *conf, const char *job_text)
+{
+	unsigned job_id, removed, not_torn;
+	int r;
+
+	if (str_to_uint(job_text, &job_id) < 0 || job_id == 0) {
+		log_error("--kept %s: a job id, e.g. --kept 1234", job_text);
+		return -EINVAL;
+	}
+	r = kept_remove_job(conf, job_id, &removed, &not_torn);
+	if (r < 0)
+		return log_errno(r,
+				 "job %u: kept state not all removed; "
+				 "see the messages above",
+				 job_id);
+	if (not_torn)
+		printf("left %u state director%s of job %u: not kept state "
+		       "(its guest runs, or its epilog has not finished)\n",
+		       not_torn, not_torn == 1 ? "y" : "ies", job_id);
+	if (!removed && !not_torn) {
+		log_error("job %u has no kept state (--vm-keep) in StateDir "
+			  "%s on this node",
+			  job_id, conf->state_dir);
+		return -ENOENT;
+	}
+	if (removed)
+		printf("removed the kept state of job %u (%u "
+		       "incarnation%s)\n",
+		       job_id, removed, removed == 1 ? "" : "s");
+	return removed ? 0 : -EBUSY;
+}
+
 int cmd_cleanup(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "kept", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	const char *config = NULL;
+	const char *config = NULL, *kept = NULL;
 	bool dry_run = false;
 	struct vmconf conf;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "c:nh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:nk:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
 			break;
 		case 'n':
 			dry_run = true;
+			break;
+		case 'k':
+			kept = optarg;
 			break;
 		case 'h':
 			cleanup_usage(stdout);
@@ -155,7 +196,7 @@ int cmd_cleanup(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (kept && dry_run)) {
 		cleanup_usage(stderr);
 		return 2;
 	}
@@ -165,7 +206,7 @@ int cmd_cleanup(int argc, char **argv)
 		return 1;
 	if (conf.log_file)
 		log_open_file(conf.log_file);
-	r = cleanup_run(&conf, dry_run);
+	r = kept ? cleanup_kept(&conf, kept) : cleanup_run(&conf, dry_run);
 	vmconf_free(&conf);
 	return r < 0 ? 1 : 0;
 }

@@ -11,10 +11,12 @@ admin_slurm_vm_SOURCES = \
 	admin/cmd_cleanup.c \
 	admin/cmd_ib_partitions.c
 admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
-	-DSLURM_PLUGINDIR='"$(slurm_plugindir)"'
+	-DSLURM_PLUGINDIR='"$(slurm_plugindir)"' \
+	-DEXAMPLES_DIR='"$(docdir)/examples"'
 admin_slurm_vm_LDADD = common/slurm/libslurmvm-slurm.la common/host/libslurmvm-host.la \
 	$(SLURM_LIBS)
 
-# The tool on the fixtures, in `make check`.
-TESTS += admin/test-slurm-vm.sh
-dist_noinst_SCRIPTS += admin/test-slurm-vm.sh
+# The tool on the fixtures, and check-config on a Debian-like node, in
+# `make check`.
+TESTS += admin/test-slurm-vm.sh admin/test-check-config.sh
+dist_noinst_SCRIPTS += admin/test-slurm-vm.sh admin/test-check-config.sh

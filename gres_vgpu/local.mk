@@ -13,7 +13,7 @@ gres_vgpu_libibvf_slurm_la_CFLAGS = -std=gnu11 $(SAN_CFLAGS) \
 
 # The plugin: the Slurm half and the parts of libslurmvm it needs (not all
 # of it: slurmd need not load libvirt and libxml2).
-slurm_plugin_LTLIBRARIES = gres_vgpu/gres_ibvf.la
+slurm_plugin_LTLIBRARIES += gres_vgpu/gres_ibvf.la
 gres_vgpu_gres_ibvf_la_SOURCES = gres_vgpu/ibvf.c gres_vgpu/ibvf.h \
 	common/host/devices.c common/host/placement.c common/host/slurm_map.c \
 	common/host/gresgen.c common/job/vmconf.c common/job/kvconf.c

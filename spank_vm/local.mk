@@ -1,5 +1,6 @@
-# spank_vm.so: the SPANK plugin (options at submit, tasks into the guest).
-pkglib_LTLIBRARIES += spank_vm/spank_vm.la
+# spank_vm.so: the SPANK plugin (options at submit, tasks into the guest),
+# installed in Slurm's PluginDir: plugstack.conf names it as spank_vm.so.
+slurm_plugin_LTLIBRARIES += spank_vm/spank_vm.la
 spank_vm_spank_vm_la_SOURCES = \
 	spank_vm/spank_vm.c spank_vm/spank_vm.h \
 	spank_vm/args.c spank_vm/options.c spank_vm/submit.c spank_vm/task.c \

@@ -13,7 +13,11 @@
 #    %files section names (lint of those binary RPMs is not taken: Debian's
 #    rpm has no brp-strip or brp-compress, so they differ from a real
 #    EL build);
-#  - one version in configure.ac, debian/changelog and the spec.
+#  - one version in configure.ac, debian/changelog and the spec;
+#  - both slurm-vm packages create the directories the example
+#    configuration names;
+#  - build-debs without the Slurm source tree gres/ibvf needs shows
+#    configure's message first and keeps the log.
 #
 #   tests/packaging.sh [OUTDIR]    (default build-debs/; run as root)
 set -euo pipefail
@@ -36,6 +40,21 @@ v_rpm=$(sed -n 's/^Version:[[:space:]]*//p' slurm-vm.spec)
 [ "$v_ac" = "$v_deb" ] && [ "$v_ac" = "$v_rpm" ] &&
 	ok "one version everywhere: $v_ac" ||
 	fail "versions differ: configure.ac $v_ac, debian/changelog $v_deb, slurm-vm.spec $v_rpm"
+
+# Without the Slurm source tree gres/ibvf needs: configure's own message
+# comes first, with what to do, and the whole log is kept.
+rc=0
+SLURM_SOURCE=/nonexistent/slurm DEB_BUILD_OPTIONS=nocheck \
+	scripts/build-debs.sh "$t/nosource" >"$t/nosource.out" 2>"$t/nosource.err" || rc=$?
+if [ "$rc" = 1 ] &&
+	head -1 "$t/nosource.err" | grep -qF "build-debs: configure: error: --with-slurm-source=/nonexistent/slurm is not a configured Slurm source tree" &&
+	grep -qF "DEB_BUILD_PROFILES=pkg.slurm-vm.nogresibvf" "$t/nosource.err" &&
+	grep -qF "the whole log: $t/nosource/build.log" "$t/nosource.err" &&
+	grep -q 'configure: error:' "$t/nosource/build.log"; then
+	ok "build-debs without a Slurm source tree: configure's error first, the log kept"
+else
+	fail "build-debs without a Slurm source tree (rc=$rc): $(head -5 "$t/nosource.err")"
+fi
 
 if scripts/build-debs.sh "$out" | tee "$t/debs.log"; then
 	debs=$(for d in "$out"/*.deb; do case "$d" in *-dbgsym_*) ;; *) printf '%s ' "${d##*/}" ;; esac; done)
@@ -89,6 +108,21 @@ if rpmbuild -bb --nodeps --nocheck "${ibvf[@]}" "${dirs[@]}" slurm-vm.spec >"$t/
 else
 	fail "rpmbuild -bb: $(grep -A5 'RPM build errors' "$t/bb.log" || tail -10 "$t/bb.log")"
 fi
+
+# The directories the example configuration names (ImageCatalog, ImageDirs,
+# SlurmdSpoolDir's parent) come with the slurm-vm package.
+deb=$(ls "$out"/slurm-vm_*.deb 2>/dev/null | head -1 || true)
+rpmf=$(ls "$t"/x86_64/slurm-vm-[0-9]*.rpm 2>/dev/null | head -1 || true)
+deb_files=$([ -z "$deb" ] || dpkg-deb -c "$deb")
+rpm_files=$([ -z "$rpmf" ] || rpm -qlp "$rpmf" 2>/dev/null)
+missing=
+for d in etc/slurm/vm-images.d var/lib/slurm-vm/images \
+	var/lib/slurm/slurmd; do
+	grep -q " \./$d/\$" <<<"$deb_files" || missing="$missing deb:/$d"
+	grep -qx "/$d" <<<"$rpm_files" || missing="$missing rpm:/$d"
+done
+[ -z "$missing" ] && ok "the packages create the example configuration's directories" ||
+	fail "directories the example configuration names, missing from the packages:$missing"
 
 [ "$fails" = 0 ] && echo PASS || echo "FAIL: $fails checks"
 [ "$fails" = 0 ]

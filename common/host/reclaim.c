@@ -656,6 +656,36 @@ int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed)
 	return r;
 }
 
+int kept_remove_job(const struct vmconf *conf, uint32_t job_id,
+		    unsigned *removed, unsigned *not_torn_down)
+{
+	struct guest_list list = { 0 };
+	int r, failed = 0;
+
+	*removed = *not_torn_down = 0;
+	r = scan_state_dirs(conf, &list);
+	for (size_t i = 0; r == 0 && i < list.n; i++) {
+		if (list.v[i].job_id != job_id)
+			continue;
+		if (!list.v[i].torn_down) {
+			(*not_torn_down)++;
+			continue;
+		}
+		if (guest_remove_kept(conf, list.v[i].name, 0) < 0) {
+			failed++;
+			continue;
+		}
+		log_info("%s: kept files (--vm-keep) removed by the admin "
+			 "before KeepFor=",
+			 list.v[i].name);
+		(*removed)++;
+	}
+	guest_list_free(&list);
+	if (r == 0 && failed)
+		r = -EIO;
+	return r;
+}
+
 int guest_take_name(const struct vmconf *conf, uint32_t job_id,
 		    unsigned restart, unsigned lock_wait_s)
 {

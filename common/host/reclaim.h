@@ -97,6 +97,12 @@ int guest_remove_kept(const struct vmconf *conf, const char *name,
 /* Every kept state whose teardown is older than KeepFor= removed
  * (`slurm-vm cleanup` and each prolog); *@removed says how many. */
 int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed);
+/* The kept state of every torn-down incarnation of job @job_id removed
+ * now, before KeepFor= (`slurm-vm cleanup --kept`): *@removed how many;
+ * *@not_torn_down how many of its state directories are not kept state
+ * (its guest runs, or its epilog has not finished) and were left. */
+int kept_remove_job(const struct vmconf *conf, uint32_t job_id,
+		    unsigned *removed, unsigned *not_torn_down);
 /* Frees the state name job-<id>.<restart> for a new job: a directory of
  * that name is an earlier job's (job ids wrap), and so is its keep marker.
  * Kept and torn down: its files removed; else its guest torn down with

@@ -101,7 +101,8 @@ install -m 0600 "$HARNESS_IMAGES/plain.raw" "$HARNESS_IMAGES/unread.raw"
 	echo "Initrd=$HARNESS_DIR/initrd-0600"
 } >"$cat/unread.image"
 rc=0
-out=$("$tool" check-config --slurm-conf "$bad2/slurm.conf" 2>&1) || rc=$?
+out=$("$tool" check-config --slurm-conf "$bad2/slurm.conf" \
+	--node "${HARNESS_NODES[0]}" 2>&1) || rc=$?
 [ "$rc" = 1 ] || fail "check-config with a broken catalog exited $rc"
 for want in "catalog image typo cannot be used" "Fromat" \
 	"image efi boots UEFI but UefiVars=/nonexistent/OVMF_VARS.fd is not a file" \
@@ -136,7 +137,8 @@ sed -i '/^SysfsRoot=/d' "$bad3/vm.conf"
 printf 'IbPartitions=yes\nSysfsRoot=%s\nIbPartitionDir=%s\n' \
 	"$HARNESS_REPO/tests/fixtures/sysfs/k40-cx3" "$HARNESS_DIR/ibrec-open" >>"$bad3/vm.conf"
 rc=0
-out=$("$tool" check-config --slurm-conf "$bad3/slurm.conf" 2>&1) || rc=$?
+out=$("$tool" check-config --slurm-conf "$bad3/slurm.conf" \
+	--node "${HARNESS_NODES[0]}" 2>&1) || rc=$?
 if [ "$rc" = 1 ] && [ "$(grep -c '^problem: VF 0000:83:00.[12]: .*IbPartitions=yes needs ConnectX-4 or later' <<<"$out")" = 2 ] &&
 	grep -q "^problem: IbPartitionDir=$HARNESS_DIR/ibrec-open: writable by others than root" <<<"$out" &&
 	grep -q '^3 problems to fix' <<<"$out"; then
@@ -148,7 +150,8 @@ sed -i '/^SysfsRoot=/d;/^IbPartitionDir=/d' "$bad3/vm.conf"
 printf 'SysfsRoot=%s\nIbPartitionDir=%s\n' \
 	"$HARNESS_REPO/tests/fixtures/sysfs/dgx" "$HARNESS_DIR/ibrec" >>"$bad3/vm.conf"
 rc=0
-out=$("$tool" check-config --slurm-conf "$bad3/slurm.conf" 2>&1) || rc=$?
+out=$("$tool" check-config --slurm-conf "$bad3/slurm.conf" \
+	--node "${HARNESS_NODES[0]}" 2>&1) || rc=$?
 grep -q '^ok: *IbPartitions=yes: all 8 InfiniBand VFs take job GUIDs' <<<"$out" && [ "$rc" = 0 ] &&
 	ok "IbPartitions=yes on ConnectX-6 VFs with a private IbPartitionDir: no problem" ||
 	fail "IbPartitions=yes on ConnectX-6: rc=$rc: $(grep -E '^problem|IbPart' <<<"$out")"

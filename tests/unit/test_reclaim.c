@@ -293,6 +293,35 @@ static void test_kept_expire(void **state)
 	assert_true(exists("state/job-21.0/" GUEST_KEEP_FILE));
 }
 
+/* `slurm-vm cleanup --kept JOB`: that job's kept state goes at once, with
+ * its overlay; another job's stays, and so does a guest not torn down. */
+static void test_kept_remove_job(void **state)
+{
+	char ov[512], other[512], live[512];
+	unsigned removed, not_torn;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(ov, sizeof(ov), "%s/job-23.0.qcow2", overlay_dir);
+	snprintf(other, sizeof(other), "%s/job-24.0.qcow2", overlay_dir);
+	snprintf(live, sizeof(live), "%s/job-25.0.qcow2", overlay_dir);
+	make_kept(23, ov, 0);
+	make_kept(24, other, 0);
+	close(make_guest("job-25.0", true, live));
+	conf.keep_for_hours = 168;
+	assert_int_equal(kept_remove_job(&conf, 23, &removed, &not_torn), 0);
+	assert_int_equal(removed, 1);
+	assert_int_equal(not_torn, 0);
+	assert_false(exists("overlay/job-23.0.qcow2"));
+	assert_false(exists("state/job-23.0"));
+	assert_true(exists("overlay/job-24.0.qcow2"));
+	assert_int_equal(kept_remove_job(&conf, 25, &removed, &not_torn), 0);
+	assert_int_equal(removed, 0);
+	assert_int_equal(not_torn, 1);
+	assert_true(exists("overlay/job-25.0.qcow2"));
+	assert_true(exists("state/job-25.0"));
+}
+
 /* A new job whose id an earlier job had (ids wrap) inherits nothing: not
  * the kept files of a torn-down one, not the keep marker of one whose
  * epilog never ran. */
@@ -402,6 +431,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_device_file_free, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_kept_expire, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_kept_remove_job, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_take_name_after_wrap,
 						setup, teardown),

@@ -1,0 +1,138 @@
+#!/bin/bash
+# `make check` test of slurm-vm check-config on a node laid out as Debian
+# ships Slurm: plugstack.conf only includes plugstack.conf.d/*.conf, and
+# spank_vm.so is in PluginDir. Each planted fault is reported, and its fix,
+# run as printed, makes the next check-config pass that check:
+#  - spank_vm.so's line in an included file (absolute and relative include)
+#    is found; no line at all: the fix drops a file into plugstack.conf.d/
+#    and leaves plugstack.conf as shipped;
+#  - a spank_vm.so line naming a path where no plugin is;
+#  - SlurmdSpoolDir (with %n) missing, or (as root) not SlurmdUser's;
+#  - ImageCatalog and ImageDirs missing; the catalog empty;
+#  - no vm.conf: said plainly, with the installed example to copy;
+#  - no cli_filter.lua: the fix copies the installed example.
+# Run from the build directory (automake sets $srcdir).
+set -euo pipefail
+
+svm=${SLURM_VM:-./admin/slurm-vm}
+svm=$(cd "$(dirname "$svm")" && pwd)/$(basename "$svm")
+cc=$(mktemp -d)
+trap 'rm -rf "$cc"' EXIT
+cc=$(cd "$cc" && pwd -P)
+out=$cc/out
+
+fail() {
+	echo "FAIL: $*" >&2
+	[ -f "$out" ] && sed 's/^/    /' "$out" >&2
+	exit 1
+}
+
+check() { # runs check-config on $cc's slurm.conf as node n1, output in $out
+	"$svm" check-config --slurm-conf "$cc/slurm.conf" --node n1 >"$out" 2>&1 || true
+}
+
+fix_for() { # PATTERN: the fix printed under the problem matching PATTERN
+	awk -v pat="$1" 'found && /^         fix: / { sub(/^         fix: /, ""); print; exit }
+		/^problem: / { found = index($0, pat) > 0 }' "$out"
+}
+
+run_fix() { # PATTERN: runs that problem's fix as the admin would paste it
+	local fix
+	fix=$(fix_for "$1")
+	[ -n "$fix" ] || fail "no fix for: $1"
+	(cd / && sh -c "$fix") || fail "the fix does not run: $fix"
+}
+
+mkdir -p "$cc/plugins" "$cc/plugstack.conf.d"
+: >"$cc/plugins/spank_vm.so"
+cat >"$cc/slurm.conf" <<EOF
+ClusterName=x
+SlurmctldHost=h
+PluginDir=$cc/plugins
+SlurmdUser=$(id -un)
+SlurmdSpoolDir=$cc/spool/%n
+PlugStackConfig=$cc/plugstack.conf
+EOF
+: >"$cc/vm.conf"
+echo "include $cc/plugstack.conf.d/*.conf" >"$cc/plugstack.conf"
+cp "$cc/plugstack.conf" "$cc/plugstack.conf.shipped"
+
+# Item 4: the line is in an included file, found as slurmd finds it.
+echo "required spank_vm.so config=$cc/vm.conf" >"$cc/plugstack.conf.d/vm.conf"
+check
+grep -qF "ok:      $cc/plugstack.conf loads $cc/plugins/spank_vm.so ($cc/plugstack.conf.d/vm.conf:1)" "$out" ||
+	fail "spank_vm.so in plugstack.conf.d/ (absolute include) not found"
+echo "include plugstack.conf.d/*.conf # relative: from plugstack.conf's directory" >"$cc/plugstack.conf"
+check
+grep -qF "loads $cc/plugins/spank_vm.so" "$out" ||
+	fail "spank_vm.so in plugstack.conf.d/ (relative include) not found"
+cp "$cc/plugstack.conf.shipped" "$cc/plugstack.conf"
+
+# No line: the fix adds a file to the included directory (made if need be).
+rm -r "$cc/plugstack.conf.d"
+check
+grep -qF "problem: $cc/plugstack.conf does not load spank_vm.so" "$out" ||
+	fail "a plugstack.conf that loads no spank_vm.so not reported"
+run_fix "does not load spank_vm.so"
+cmp -s "$cc/plugstack.conf" "$cc/plugstack.conf.shipped" ||
+	fail "the fix changed plugstack.conf instead of adding to plugstack.conf.d/"
+check
+grep -qF "loads $cc/plugins/spank_vm.so ($cc/plugstack.conf.d/slurm-vm.conf:1)" "$out" ||
+	fail "after its fix, spank_vm.so is still not loaded"
+
+# Item 3: a line naming a path where there is no plugin (the old guide's).
+echo "required /usr/lib/slurm-vm/spank_vm.so config=$cc/vm.conf" >"$cc/plugstack.conf.d/slurm-vm.conf"
+check
+grep -qF "problem: $cc/plugstack.conf.d/slurm-vm.conf:1: /usr/lib/slurm-vm/spank_vm.so is not there" "$out" ||
+	fail "a spank_vm.so line naming a missing file not reported"
+run_fix "/usr/lib/slurm-vm/spank_vm.so is not there"
+grep -qxF "required $cc/plugins/spank_vm.so config=$cc/vm.conf" "$cc/plugstack.conf.d/slurm-vm.conf" ||
+	fail "the fix did not name the installed plugin: $(cat "$cc/plugstack.conf.d/slurm-vm.conf")"
+check
+grep -qF "loads $cc/plugins/spank_vm.so" "$out" || fail "after its fix, spank_vm.so is still not found"
+
+# Item 2: SlurmdSpoolDir (%n: the node's name) missing.
+grep -qF "problem: SlurmdSpoolDir=$cc/spool/%n: $cc/spool/n1 is not a directory" "$out" ||
+	fail "a missing SlurmdSpoolDir not reported"
+run_fix "SlurmdSpoolDir=$cc/spool/%n"
+check
+grep -qF "ok:      SlurmdSpoolDir=$cc/spool/%n: $cc/spool/n1 is $(id -un)'s" "$out" ||
+	fail "after its fix, SlurmdSpoolDir is still reported"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	chown nobody "$cc/spool/n1"
+	check
+	grep -qF "problem: SlurmdSpoolDir=$cc/spool/%n: $cc/spool/n1 is not owned by SlurmdUser root" "$out" ||
+		fail "a SlurmdSpoolDir owned by nobody not reported"
+	run_fix "is not owned by SlurmdUser"
+	check
+	grep -qF "ok:      SlurmdSpoolDir=$cc/spool/%n: $cc/spool/n1 is root's" "$out" ||
+		fail "after its fix, SlurmdSpoolDir is still not root's"
+fi
+
+# Item 8: the image catalog and image directory missing, then empty.
+printf 'ImageCatalog=%s\nImageDirs=%s\n' "$cc/catalog" "$cc/images" >"$cc/vm.conf"
+check
+grep -qF "problem: ImageCatalog=$cc/catalog is not a directory" "$out" ||
+	fail "a missing ImageCatalog not reported"
+run_fix "ImageCatalog=$cc/catalog is not a directory"
+check
+grep -qF "problem: ImageDirs=$cc/images is not a directory" "$out" ||
+	fail "a missing ImageDirs directory not reported"
+run_fix "ImageDirs=$cc/images is not a directory"
+check
+grep -q "^problem: Image" "$out" && fail "after their fixes, the image directories are still reported"
+grep -qF "warning: ImageCatalog=$cc/catalog is empty" "$out" ||
+	fail "an empty catalog not reported"
+
+# Item 8: no vm.conf is said as such; the fixes name the installed examples.
+rm "$cc/vm.conf"
+check
+grep -qF "problem: $cc/vm.conf does not exist" "$out" || fail "a missing vm.conf not reported as missing"
+grep -q "does not parse" "$out" && fail "a missing vm.conf reported as not parsing"
+fix_for "$cc/vm.conf does not exist" | grep -q "^cp /.*/examples/vm.conf.example $cc/vm.conf " ||
+	fail "the missing vm.conf's fix copies no installed example"
+fix_for "no cli_filter/lua" | grep -q " cp /.*/examples/cli_filter.lua $cc/cli_filter.lua$" ||
+	fail "the cli_filter fix copies no installed example"
+fix_for "no cli_filter/lua" | grep -q " etc/cli_filter.lua" &&
+	fail "the cli_filter fix names the source tree's etc/cli_filter.lua"
+exit 0
