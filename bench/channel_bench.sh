@@ -78,6 +78,13 @@ gid=$(id -g "$user")
 # relay makes sock/ root's 0711 and the socket the user's.
 work=$(mktemp -d /run/svm-bench.XXXXXX)
 chmod 755 "$work"
+# The user runs copies: the build tree may be where the user cannot enter
+# (a checkout in root's 0700 home or a private CI directory), and there
+# slurm-vm-exec as the user is "Permission denied".
+install -m 0755 "$exec_bin" "$work/slurm-vm-exec"
+install -m 0755 "$echo_bin" "$work/${echo_bin##*/}"
+exec_bin=$work/slurm-vm-exec
+echo_bin=$work/${echo_bin##*/}
 sock=$work/sock/relay.sock
 libvirt_up=0
 measuring=
