@@ -618,6 +618,21 @@ int guest_remove_kept(const struct vmconf *conf, const char *name,
 	return statedir_remove(conf->state_dir, name);
 }
 
+/* The kept files of state @name removed and logged with @why (KeepFor=
+ * @hours), counted in *@removed, or a failure in *@failed. */
+static void kept_remove_counted(const struct vmconf *conf, const char *name,
+				const char *why, unsigned hours,
+				unsigned *removed, int *failed)
+{
+	if (guest_remove_kept(conf, name, 0) < 0) {
+		(*failed)++;
+		return;
+	}
+	log_info("%s: kept files (--vm-keep) removed%s%u hours", name, why,
+		 hours);
+	(*removed)++;
+}
+
 int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed)
 {
 	struct guest_list list = { 0 };
@@ -641,14 +656,9 @@ int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed)
 		    fstatat(top, marker, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    now - st.st_mtime < (time_t)conf->keep_for_hours * 3600)
 			continue;
-		if (guest_remove_kept(conf, list.v[i].name, 0) < 0) {
-			failed++;
-			continue;
-		}
-		log_info("%s: kept files (--vm-keep) removed: older than "
-			 "KeepFor=%u hours",
-			 list.v[i].name, conf->keep_for_hours);
-		(*removed)++;
+		kept_remove_counted(conf, list.v[i].name,
+				    ": older than KeepFor=",
+				    conf->keep_for_hours, removed, &failed);
 	}
 	guest_list_free(&list);
 	if (r == 0 && failed)
@@ -671,14 +681,9 @@ int kept_remove_job(const struct vmconf *conf, uint32_t job_id,
 			(*not_torn_down)++;
 			continue;
 		}
-		if (guest_remove_kept(conf, list.v[i].name, 0) < 0) {
-			failed++;
-			continue;
-		}
-		log_info("%s: kept files (--vm-keep) removed by the admin "
-			 "before KeepFor=",
-			 list.v[i].name);
-		(*removed)++;
+		kept_remove_counted(conf, list.v[i].name,
+				    " by the admin before KeepFor=",
+				    conf->keep_for_hours, removed, &failed);
 	}
 	guest_list_free(&list);
 	if (r == 0 && failed)
