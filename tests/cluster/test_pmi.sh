@@ -110,7 +110,19 @@ fi
 
 # MPI_Abort in one rank while the other waits in a barrier: the PMI server
 # kills the step; srun ends as on bare metal and no rank is left in the guest.
-norm() { grep -o 'tasks [0-9-]*: [A-Za-z ]*\|MPI_Abort(MPI_COMM_WORLD, 3)' | sort -u | tr '\n' ' '; }
+# srun reports the kills as one line ("tasks 0-1: Killed") or one per task
+# ("task 1: Killed"), as they happen to arrive: compare which tasks ended how.
+norm() {
+	grep -o 'tasks\? [0-9,-]*: [A-Za-z ]*\|MPI_Abort(MPI_COMM_WORLD, 3)' |
+		awk -F': ' '/^task/ {
+			sub(/^tasks? /, "", $1); n = split($1, parts, ",")
+			for (i = 1; i <= n; i++) {
+				if (split(parts[i], r, "-") == 1) r[2] = r[1]
+				for (t = r[1]; t <= r[2]; t++) print "task " t ": " $2
+			}
+			next
+		} { print }' | sort -u | tr '\n' ' '
+}
 rc=0
 t0=$(date +%s)
 out=$(step --mpi=pmi2 -n2 svm-mpi-allreduce abort 2>&1) || rc=$?
