@@ -1,3 +1,4 @@
+# room: admin uses: core job net host slurm
 # slurm-vm: the admin tool. One file per subcommand (admin/cmd_*.c), declared
 # in admin/commands.h and listed in the table in admin/slurm-vm.c.
 sbin_PROGRAMS += admin/slurm-vm

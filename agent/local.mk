@@ -1,3 +1,4 @@
+# room: agent uses: core
 # The guest channel: slurm-vm-agent (guest, static), slurm-vm-relay (host,
 # one per guest, root) and slurm-vm-exec (host, the job user's task).
 #

@@ -1,3 +1,4 @@
+# room: epilog uses: core job front host slurm
 # slurm-vm-epilog: what slurmd runs (Epilog, root) for every job, libc only:
 # a plain job leaves at once; a VM job gets slurm-vm-epilog-vm, which tears
 # its guest down (common/front/front.h).

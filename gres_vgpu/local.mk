@@ -1,3 +1,4 @@
+# room: gres_vgpu uses: core job host
 # gres/ibvf needs Slurm-internal headers: only with --with-slurm-source.
 if HAVE_SLURM_SOURCE
 # The Slurm half: Slurm's config.h and headers first (-iquote beats our -I.).

@@ -1,3 +1,4 @@
+# room: prolog uses: core job front net host slurm
 # slurm-vm-prolog: what slurmd runs (Prolog, root) for every job, libc only:
 # a plain job leaves at once; a VM job gets slurm-vm-prolog-vm, which boots
 # its guest (common/front/front.h).

@@ -1,3 +1,4 @@
+# room: core uses: -
 # libc only; linked statically into the guest agent.
 noinst_LTLIBRARIES += common/core/libslurmvm-core.la
 common_core_libslurmvm_core_la_SOURCES = \

@@ -1,3 +1,4 @@
+# room: front uses: core
 # The Prolog's and Epilog's fronts (front.h): libc and the logger only.
 noinst_LTLIBRARIES += common/front/libslurmvm-front.la
 common_front_libslurmvm_front_la_SOURCES = \

@@ -1,3 +1,4 @@
+# room: host uses: core job net
 # Root's side of a VM job on its node: libvirt, hwloc, libpci, libxml2.
 noinst_LTLIBRARIES += common/host/libslurmvm-host.la
 common_host_libslurmvm_host_la_SOURCES = \

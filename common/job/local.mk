@@ -1,3 +1,4 @@
+# room: job uses: core
 # libc only (and libslurmvm-core): spank_vm.so links this and nothing more.
 noinst_LTLIBRARIES += common/job/libslurmvm-job.la
 common_job_libslurmvm_job_la_SOURCES = \

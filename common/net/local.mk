@@ -1,3 +1,4 @@
+# room: net uses: core job
 # The job's private network on its node (JobNetwork=vxlan) and running the
 # helper programs root code uses (ip, bridge, nft, qemu-img, genisoimage).
 # libc only, but root's: never linked into spank_vm.so.

@@ -1,3 +1,4 @@
+# room: slurm uses: core job
 # What needs libslurm, which spank_vm.so must not link: whether a job has
 # ended (slurmctld), and gres.conf's lines of a node (libslurm's hostlist).
 noinst_LTLIBRARIES += common/slurm/libslurmvm-slurm.la
