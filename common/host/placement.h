@@ -2,8 +2,8 @@
 #pragma once
 /*
  * The placement planner: from the job's CPUs, memory and devices on this node
- * and the node's hwloc topology, the guest's shape (see DESIGN.md, "Placement
- * rules"):
+ * and the node's hwloc topology, the guest's shape (doc/design.md,
+ * "Placement rules"):
  *
  *  - one vCPU per allocated PU, pinned 1:1, none shared;
  *  - SMT siblings are threads of one guest core; qemu's topology is uniform,

@@ -5,11 +5,11 @@
  * prolog feeds them what libslurm and gres.conf say.
  *
  * GRES indices: slurmd numbers the File= entries of one GRES name in
- * gres.conf order after expanding "[0-3]" ranges. DESIGN.md says it skips a
- * File= that is missing or not a character device before counting; the
- * cluster harness measured slurmd 22.05 instead (tests/cluster/harness.sh):
- * every line counts, a missing File= is fatal to slurmd, a regular file is
- * numbered like a device. Both are expressible with the predicate of
+ * gres.conf order after expanding "[0-3]" ranges. An early design assumed
+ * it skips a File= that is missing or not a character device before
+ * counting; slurmd 22.05 as measured (doc/design.md, "How slurmd numbers
+ * GRES devices"): every line counts, a missing File= is fatal to slurmd, a
+ * regular file is numbered like a device. Both are expressible with the predicate of
  * slurm_gres_index_files(): slurm_file_count_all (22.05, the default) or
  * slurm_file_is_char_device. (With AutoDetect slurmd may also re-sort GPUs:
  * `slurmd -G` is the oracle; our gres.conf has no AutoDetect.)
@@ -53,7 +53,7 @@ int slurm_gres_file_expand(const char *file, char ***out);
 /* Whether slurmd counts the file. */
 typedef bool (*slurm_file_ok_fn)(const char *path, void *ctx);
 bool slurm_file_count_all(const char *path, void *ctx);	     /* 22.05 */
-bool slurm_file_is_char_device(const char *path, void *ctx); /* DESIGN.md */
+bool slurm_file_is_char_device(const char *path, void *ctx); /* skipping */
 
 /* @files: one GRES name's File= entries in gres.conf order, expanded.
  * Returns in @indexed (NULL-terminated) the files slurmd numbers 0, 1, ...;

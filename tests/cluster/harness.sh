@@ -65,29 +65,9 @@
 # one node, and StateDir/OverlayDir are $HARNESS_DIR/vm/{state,overlay}.
 # Own hostnames per node: see harness_node_isolate below.
 #
-# How slurmd 22.05 numbers GRES devices (checked with `slurmd -G`, the
-# Index/File table, and with jobs; harness_gres_table prints the table):
-#   - IDX in `scontrol show job -d` (gres_detail_str) and SLURM_JOB_GPUS
-#     (Prolog and job) count the gres.conf lines of one name in file order,
-#     from 0: not sorted, not taken from the file names. Proof with
-#     File=vfio/13 on the first line and vfio/12 on the second, and
-#     task/cgroup ConstrainDevices as the witness: the job with IDX:0
-#     (SLURM_JOB_GPUS=0) was allowed c 240:13 (vfio/13) and denied vfio/12;
-#     the job with IDX:1 the other way round.
-#   - On a one-socket node --gres-flags=enforce-binding does not keep a job
-#     on its device's Cores=: cons_tres matched locality per socket, and a
-#     job on core 1 got the device with Cores=0.
-#   - `slurmd -G`'s "Index=" column is the number at the end of the file
-#     name (vfio/40 -> Index=40, nvidia3 -> 3; no digits -> 0 on every such
-#     line), printed in file order.
-#   - A missing File= is not skipped and not numbered: slurmd logs "Waiting
-#     for gres.conf file X", retries for ~19 s, then exits with "fatal: can't
-#     stat gres.conf file X". `slurmd -G` does the same. So every File= must
-#     exist before slurmd starts.
-#   - A File= that exists but is a regular file, not a character device, is
-#     accepted and numbered like a device.
-#   - More lines than slurm.conf's Gres=name:N: the extra lines are ignored
-#     with a warning. File= on some lines of a name but not others: fatal.
+# How slurmd numbers GRES devices, measured on this harness with
+# `slurmd -G` and jobs (harness_gres_table prints the table): doc/design.md,
+# "How slurmd numbers GRES devices".
 
 HARNESS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$HARNESS_REPO/build}

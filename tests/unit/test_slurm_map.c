@@ -126,7 +126,7 @@ static void test_index_files(void **state)
 	char **idx;
 	int g;
 
-	/* slurmd as DESIGN.md describes it: skips missing files */
+	/* a slurmd that skips missing files (slurm_map.h) */
 	assert_int_equal(
 		slurm_gres_index_files(files, fake_present, present, &idx), 0);
 	assert_int_equal(strv_length(idx), 3);
