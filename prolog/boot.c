@@ -266,7 +266,6 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 	_cleanup_free_ char *agent = NULL;
 	_cleanup_free_ char *net = NULL, *hosts = NULL;
 	struct user_info user;
-	struct stat st;
 	int r;
 
 	*iso = state_file(p, SEED_STATE_NAME ".iso");
@@ -287,20 +286,8 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 		return PROLOG_JOB_FAULT;
 	}
 	/* The agent goes on the seed for images that have none. */
-	if (asprintf(&agent, "%s/" SEED_AGENT_NAME, p->conf.helper_dir) < 0)
+	if (seed_find_agent(p->conf.helper_dir, &agent) < 0)
 		goto fail;
-	if (stat(agent, &st) < 0 || !S_ISREG(st.st_mode)) {
-		free(agent);
-		agent = strdup(SBINDIR "/" SEED_AGENT_NAME);
-		if (!agent)
-			goto fail;
-		if (stat(agent, &st) < 0 || !S_ISREG(st.st_mode)) {
-			log_warn(
-				"job %u: no %s to put on the seed; the image must have its own",
-				p->req.job_id, SEED_AGENT_NAME);
-			free(TAKE_PTR(agent));
-		}
-	}
 	if (p->has_net && (!(net = jobnet_network_config(&p->net)) ||
 			   !(hosts = jobnet_hosts(&p->net))))
 		goto fail;
