@@ -108,6 +108,10 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	grep -q 'must be root.s and writable only by root' "$out/e" ||
 		fail "--seed-dir in a world-writable directory: $(cat "$out/e")"
 	! grep -q '<domain' "$out/o" || fail "a refused seed printed XML"
+	ln -s /root "$out/link"
+	expect_status 1 "$svm" "${pfx[@]}" --seed-dir "$out/link" --user nobody
+	grep -q "cannot open $out/link" "$out/e" ||
+		fail "--seed-dir a symlink: $(cat "$out/e")"
 	[ -z "$(ls "$out/open")" ] || fail "a refused seed left $(ls "$out/open")"
 fi
 
