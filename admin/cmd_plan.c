@@ -23,6 +23,7 @@
 #include "common_opts.h"
 #include "devices.h"
 #include "domain.h"
+#include "fileutil.h"
 #include "log.h"
 #include "placement.h"
 #include "seed.h"
@@ -310,20 +311,10 @@ static int plan_hugepages(const char *s, unsigned *kib)
  * (the seed holds the user's keys and groups); made 0700 if missing. */
 static int seed_dir_prepare(const char *dir, char **abs)
 {
-	_cleanup_close_ int fd = -1;
-	struct stat st;
+	_cleanup_close_ int fd = dir_open_root_private(dir, 0700, "--seed-dir");
 
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return log_errno(errno, "--seed-dir: cannot create %s", dir);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return log_errno(errno, "--seed-dir: cannot open %s", dir);
-	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		log_error("--seed-dir %s must be root's and writable only by "
-			  "root: the seed holds the user's keys and groups",
-			  dir);
-		return -EPERM;
-	}
+	if (fd < 0)
+		return fd;
 	if (mkdirat(fd, "seed", 0700) < 0 && errno != EEXIST)
 		return log_errno(errno, "cannot create %s/seed", dir);
 	*abs = realpath(dir, NULL); /* libvirt takes absolute paths only */

@@ -110,7 +110,7 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	! grep -q '<domain' "$out/o" || fail "a refused seed printed XML"
 	ln -s /root "$out/link"
 	expect_status 1 "$svm" "${pfx[@]}" --seed-dir "$out/link" --user nobody
-	grep -q "cannot open $out/link" "$out/e" ||
+	grep -q "cannot open --seed-dir $out/link" "$out/e" ||
 		fail "--seed-dir a symlink: $(cat "$out/e")"
 	[ -z "$(ls "$out/open")" ] || fail "a refused seed left $(ls "$out/open")"
 fi
