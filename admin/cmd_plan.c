@@ -2,22 +2,33 @@
 /*
  * slurm-vm plan: the placement and the domain XML the prolog would create
  * for the given job parameters, without touching anything. --topology and
- * --sysfs let any machine be planned from anywhere.
+ * --sysfs let any machine be planned from anywhere. --seed-dir also writes
+ * the cloud-init seed the prolog would attach (as root), so that the guest
+ * of a hand test (virsh create) gets its user, shares and agent.
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "common_opts.h"
 #include "devices.h"
 #include "domain.h"
+#include "fileutil.h"
 #include "log.h"
 #include "placement.h"
+#include "seed.h"
 #include "strutil.h"
+#include "user.h"
 
 enum { OUT_BOTH, OUT_XML, OUT_SUMMARY };
 
@@ -26,6 +37,7 @@ struct plan_opts {
 	char **sets;
 	size_t n_sets;
 	const char *cpus, *gpus, *ibvfs, *mem, *housekeeping, *hugepages;
+	const char *seed_dir, *user;
 	unsigned vm_cpus;
 	int output;
 	struct domain_params dp;
@@ -51,6 +63,12 @@ static void plan_usage(FILE *out)
 		"  --channel PATH, --name NAME, --job-id N, --uid N\n"
 		"  --uefi NVRAM         boot UEFI (vm.conf UefiCode) with this "
 		"NVRAM\n"
+		"  --seed-dir DIR --user USER\n"
+		"                       write the cloud-init seed the prolog "
+		"would (USER,\n"
+		"                       the shares, the agent) as DIR/seed.iso "
+		"and attach it\n"
+		"                       (root; instead of --seed)\n"
 		"  --config FILE        vm.conf (default: beside slurm.conf)\n"
 		"  --sysfs DIR          sysfs root (vm.conf SysfsRoot)\n"
 		"  --topology FILE      hwloc XML (vm.conf TopologyFile)\n"
@@ -95,6 +113,8 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 		{ "xml", no_argument, NULL, 12 },
 		{ "summary", no_argument, NULL, 13 },
 		{ "uefi", required_argument, NULL, 14 },
+		{ "seed-dir", required_argument, NULL, 15 },
+		{ "user", required_argument, NULL, 16 },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -184,6 +204,12 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 		case 14:
 			o->dp.nvram = optarg;
 			break;
+		case 15:
+			o->seed_dir = optarg;
+			break;
+		case 16:
+			o->user = optarg;
+			break;
 		case 'h':
 			plan_usage(stdout);
 			return 1;
@@ -194,6 +220,12 @@ static int plan_parse(int argc, char **argv, struct plan_opts *o)
 	}
 	if (optind != argc || !o->cpus || !o->mem) {
 		log_error("--cpus and --mem are required");
+		plan_usage(stderr);
+		return 2;
+	}
+	if (!o->seed_dir != !o->user || (o->seed_dir && o->dp.seed)) {
+		log_error("--seed-dir DIR goes with --user USER (the job user "
+			  "the seed makes in the guest), and not with --seed");
 		plan_usage(stderr);
 		return 2;
 	}
@@ -275,14 +307,89 @@ static int plan_hugepages(const char *s, unsigned *kib)
 	return 0;
 }
 
+/* @dir: root's and writable only by root, as the prolog's state directory
+ * (the seed holds the user's keys and groups); made 0700 if missing. */
+static int seed_dir_prepare(const char *dir, char **abs)
+{
+	_cleanup_close_ int fd = dir_open_root_private(dir, 0700, "--seed-dir");
+
+	if (fd < 0)
+		return fd;
+	if (mkdirat(fd, "seed", 0700) < 0 && errno != EEXIST)
+		return log_errno(errno, "cannot create %s/seed", dir);
+	*abs = realpath(dir, NULL); /* libvirt takes absolute paths only */
+	return *abs ? 0 : log_errno(errno, "cannot resolve %s", dir);
+}
+
+/* The prolog's seed (prolog/boot.c boot_seed) for --user on this node:
+ * its host name, the user with the host's groups and authorized_keys,
+ * vm.conf's shares, HelperDir's agent; no job network (DHCP). */
+static int plan_write_seed(const struct plan_opts *o, const struct vmconf *conf,
+			   char **iso)
+{
+	_cleanup_free_ char *dir = NULL, *docs = NULL, *keys = NULL,
+			    *agent = NULL;
+	struct user_info user = { 0 };
+	char host[HOST_NAME_MAX + 1] = "";
+	struct passwd *pw;
+	int r;
+
+	if (geteuid() != 0) {
+		log_error("--seed-dir needs root: the seed is made the user's "
+			  "and their keys are read as them, as in the prolog");
+		return -EPERM;
+	}
+	pw = getpwnam(o->user);
+	if (!pw) {
+		log_error("--user %s: no such user on this node", o->user);
+		return -ENOENT;
+	}
+	r = seed_dir_prepare(o->seed_dir, &dir);
+	if (r < 0)
+		return r;
+	if (asprintf(&docs, "%s/seed", dir) < 0 ||
+	    asprintf(iso, "%s/seed.iso", dir) < 0)
+		return -ENOMEM;
+	gethostname(host, sizeof(host) - 1);
+	host[strcspn(host, ".")] =
+		'\0'; /* Slurm's node name is the short one */
+	r = user_info_load(pw->pw_uid, pw->pw_gid, &user);
+	if (r == 0)
+		r = seed_read_ssh_keys(&user, &keys);
+	if (r == 0)
+		r = seed_find_agent(conf->helper_dir, &agent);
+	if (r == 0) {
+		struct seed_params sp = {
+			.job_id = o->dp.job_id,
+			.hostname = host[0] ? host : "localhost",
+			.user = &user,
+			.ssh_keys = keys,
+			.agent = agent,
+			.shares = conf->shared_dirs,
+			.n_shares = (unsigned)vmconf_n_shared_dirs(conf),
+		};
+		r = seed_build(&sp, docs, *iso);
+	}
+	if (r < 0)
+		log_error("cannot make the seed %s for user %s", *iso, o->user);
+	user_info_free(&user);
+	return r;
+}
+
 static int plan_print(const struct plan *plan, const struct plan_opts *o,
 		      const struct vmconf *conf)
 {
-	_cleanup_free_ char *summary = NULL, *xml = NULL;
+	_cleanup_free_ char *summary = NULL, *xml = NULL, *seed = NULL;
 	struct domain_params dp = o->dp;
 	char name[64];
 	int r;
 
+	if (o->seed_dir) {
+		r = plan_write_seed(o, conf, &seed);
+		if (r < 0)
+			return r;
+		dp.seed = seed;
+	}
 	if (!dp.name) {
 		snprintf(name, sizeof(name), "slurm-vm-%u", dp.job_id);
 		dp.name = name;

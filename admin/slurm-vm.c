@@ -20,7 +20,7 @@ struct command {
 static const struct command commands[] = {
 	{ "gres", cmd_gres, "print gres.conf lines for this node's devices" },
 	{ "plan", cmd_plan,
-	  "print the domain XML and placement for a job, touching nothing" },
+	  "print the domain XML and placement for a job (--seed-dir: its seed)" },
 	{ "check-config", cmd_check_config,
 	  "check slurm.conf, gres.conf, plugstack.conf and vm.conf, with fixes" },
 	{ "list", cmd_list,

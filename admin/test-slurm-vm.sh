@@ -88,6 +88,33 @@ expect_status 1 "$svm" plan --sysfs "$sysfs" --topology "$topo" \
 	--cpus 0-3 --mem 4G --gpus 81:00.1
 grep -q 'not a GPU' "$out/e" || fail "kind"
 
+# --seed-dir (the prolog's seed for a hand test) goes with --user; as root
+# only, into a directory only root can write, for a user this node knows
+pfx=(plan --xml --sysfs "$sysfs" --topology "$topo" --cpus 0-3 --mem 4G)
+expect_status 2 "$svm" "${pfx[@]}" --seed-dir "$out/seed"
+grep -q -- '--seed-dir DIR goes with --user USER' "$out/e" ||
+	fail "--seed-dir without --user: $(cat "$out/e")"
+[ ! -e "$out/seed" ] || fail "a refused --seed-dir was made"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	expect_status 1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$svm" "${pfx[@]}" --seed-dir /tmp --user nobody
+	grep -q -- '--seed-dir needs root' "$out/e" ||
+		fail "--seed-dir as a user: $(cat "$out/e")"
+	expect_status 1 "$svm" "${pfx[@]}" --seed-dir "$out/s" --user no-such-user-x
+	grep -q 'no-such-user-x: no such user' "$out/e" ||
+		fail "--seed-dir for an unknown user: $(cat "$out/e")"
+	mkdir -m 0777 "$out/open"
+	expect_status 1 "$svm" "${pfx[@]}" --seed-dir "$out/open" --user nobody
+	grep -q 'must be root.s and writable only by root' "$out/e" ||
+		fail "--seed-dir in a world-writable directory: $(cat "$out/e")"
+	! grep -q '<domain' "$out/o" || fail "a refused seed printed XML"
+	ln -s /root "$out/link"
+	expect_status 1 "$svm" "${pfx[@]}" --seed-dir "$out/link" --user nobody
+	grep -q "cannot open --seed-dir $out/link" "$out/e" ||
+		fail "--seed-dir a symlink: $(cat "$out/e")"
+	[ -z "$(ls "$out/open")" ] || fail "a refused seed left $(ls "$out/open")"
+fi
+
 # list and cleanup refuse a user other than root, saying so
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	for cmd in list cleanup; do

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "domain.h"
+#include "fileutil.h"
 #include "hypervisor.h"
 #include "clock.h"
 #include "jobnet.h"
@@ -91,20 +92,14 @@ void prolog_record_reason(struct prolog *p, const char *fmt, ...)
  * runs as them) but can neither list nor create anything there. */
 static int overlay_dir_prepare(const char *path)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd =
+		dir_open_root_private(path, 0711, "OverlayDir");
 	struct stat st;
 
-	if (mkdir(path, 0711) < 0 && errno != EEXIST)
-		return log_errno(errno, "cannot create OverlayDir %s", path);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return log_errno(errno, "cannot open OverlayDir %s", path);
-	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		log_error(
-			"OverlayDir %s must be root's and writable only by root",
-			path);
-		return -EPERM;
-	}
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return log_errno(errno, "cannot stat OverlayDir %s", path);
 	if ((st.st_mode & 07777) != 0711 && fchmod(fd, 0711) < 0)
 		return log_errno(errno, "cannot chmod OverlayDir %s", path);
 	return 0;
@@ -266,7 +261,6 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 	_cleanup_free_ char *agent = NULL;
 	_cleanup_free_ char *net = NULL, *hosts = NULL;
 	struct user_info user;
-	struct stat st;
 	int r;
 
 	*iso = state_file(p, SEED_STATE_NAME ".iso");
@@ -287,20 +281,8 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 		return PROLOG_JOB_FAULT;
 	}
 	/* The agent goes on the seed for images that have none. */
-	if (asprintf(&agent, "%s/" SEED_AGENT_NAME, p->conf.helper_dir) < 0)
+	if (seed_find_agent(p->conf.helper_dir, &agent) < 0)
 		goto fail;
-	if (stat(agent, &st) < 0 || !S_ISREG(st.st_mode)) {
-		free(agent);
-		agent = strdup(SBINDIR "/" SEED_AGENT_NAME);
-		if (!agent)
-			goto fail;
-		if (stat(agent, &st) < 0 || !S_ISREG(st.st_mode)) {
-			log_warn(
-				"job %u: no %s to put on the seed; the image must have its own",
-				p->req.job_id, SEED_AGENT_NAME);
-			free(TAKE_PTR(agent));
-		}
-	}
 	if (p->has_net && (!(net = jobnet_network_config(&p->net)) ||
 			   !(hosts = jobnet_hosts(&p->net))))
 		goto fail;

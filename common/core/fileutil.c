@@ -71,3 +71,21 @@ bool file_is_replace_tmp(const char *name)
 
 	return n >= s && strcmp(name + n - s, FILE_REPLACE_TMP_SUFFIX) == 0;
 }
+
+int dir_open_root_private(const char *path, mode_t mode, const char *what)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return log_errno(errno, "cannot create %s %s", what, path);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return log_errno(errno, "cannot open %s %s", what, path);
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		log_error("%s %s must be root's and writable only by root",
+			  what, path);
+		return -EPERM;
+	}
+	return TAKE_FD(fd);
+}

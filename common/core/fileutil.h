@@ -23,3 +23,9 @@ int write_all(int fd, const void *buf, size_t len);
 int file_replace(const char *path, const void *data, size_t len, mode_t mode);
 /* Does @name end with FILE_REPLACE_TMP_SUFFIX? */
 bool file_is_replace_tmp(const char *name);
+
+/* Makes the directory @path (@mode) unless it exists and opens it, never
+ * through a link, as a directory root may trust: root's and writable only
+ * by root. The fd, or a negative errno, logged with @what (OverlayDir,
+ * --seed-dir, ...) naming it. */
+int dir_open_root_private(const char *path, mode_t mode, const char *what);

@@ -299,6 +299,35 @@ int seed_read_ssh_keys(const struct user_info *u, char **keys)
 	return 0;
 }
 
+static bool is_regular_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int seed_find_agent(const char *helper_dir, char **agent)
+{
+	if (asprintf(agent, "%s/" SEED_AGENT_NAME, helper_dir) < 0) {
+		*agent = NULL;
+		return -ENOMEM;
+	}
+	if (is_regular_file(*agent))
+		return 0;
+	free(*agent);
+	*agent = strdup(SBINDIR "/" SEED_AGENT_NAME);
+	if (!*agent)
+		return -ENOMEM;
+	if (is_regular_file(*agent))
+		return 0;
+	log_warn("no %s in %s or " SBINDIR " to put on the seed; the image "
+		 "must have its own",
+		 SEED_AGENT_NAME, helper_dir);
+	free(*agent);
+	*agent = NULL;
+	return 0;
+}
+
 static int write_doc(int dirfd, const char *name, const char *text)
 {
 	_cleanup_close_ int fd = -1;

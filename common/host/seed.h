@@ -59,6 +59,12 @@ int seed_network_config(const struct seed_params *p, char **out);
  * that does not finish in time is: -ETIMEDOUT, the job's fault. */
 int seed_read_ssh_keys(const struct user_info *u, char **keys);
 
+/* The static agent the seed carries for images that have none: HelperDir's
+ * (@helper_dir), else the installed SBINDIR one; NULL in *@agent when there
+ * is neither (a warning: the image must have its own). Both the prolog and
+ * `slurm-vm plan --seed-dir` put the same one on their seeds. */
+int seed_find_agent(const char *helper_dir, char **agent);
+
 /* Writes the documents into @dir_path (an existing directory of root's,
  * 0700) and packs them, with the agent when @p->agent is set, into
  * @iso_path: the job user's, 0600 (packed as @dir_path/SEED_ISO_PACKED,
