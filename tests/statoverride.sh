@@ -93,6 +93,15 @@ POSTINST
 }
 
 if [ -n "$deb" ]; then
+	# dpkg processes a trigger only for a package whose dependencies are
+	# there: empty stand-ins for them (the first of each alternative)
+	dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*//; s/[[:space:]]//g' |
+		sort -u | while read -r dep; do
+			[ -n "$dep" ] || continue
+			mkdir -p "$t/dep-$dep/DEBIAN"
+			build_deb "$dep" 9:999 "$t/dep-$dep"
+			dpkg_root -i "$t/${dep}_9:999.deb"
+		done
 	slurm_vm_deb=$deb
 else
 	d=$t/slurm-vm
