@@ -164,7 +164,11 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&1;
 	fix_for "$lv: an ordinary user" | grep -qF "dpkg-statoverride --update --add daemon daemon 0751 $lv" ||
 		fail "the fix for $lv is not a statoverride keeping its owner, 0751"
 	export DPKG_ADMINDIR=$cc/dpkg
+	# an admin's earlier statoverride (the one libvirt's 0750 came from)
+	dpkg-statoverride --add daemon daemon 0750 "$lv"
 	run_fix "$lv: an ordinary user"
+	[ "$(dpkg-statoverride --list "$lv")" = "daemon daemon 751 $lv" ] ||
+		fail "after the fix, the statoverride is: $(dpkg-statoverride --list "$lv")"
 	run_fix "$cc/var/lib/libvirt: an ordinary user"
 	check_lv
 	grep -qF "ok:      $lv: an ordinary user can enter it and every directory above (tried as nobody)" "$out" ||
