@@ -224,35 +224,50 @@ int guest_later_holder(const struct vmconf *conf, const struct guest *g,
 	return r < 0 ? r : r > 0;
 }
 
+int guest_earlier_record(const struct vmconf *conf, uint32_t job_id,
+			 unsigned restart, const char *verb, const char *what,
+			 struct journal *j, const struct journal_entry **found)
+{
+	struct journal_entry e = { .verb = (char *)verb,
+				   .args = { (char *)what },
+				   .n_args = 1 };
+	struct guest_list list;
+	int r;
+
+	memset(j, 0, sizeof(*j));
+	*found = NULL;
+	r = incarnations_scan(conf, job_id, 0, restart, &list);
+	for (size_t i = 0; r == 0 && i < list.n; i++) {
+		journal_free(j);
+		r = journal_find(conf, list.v[i].name, &e, j);
+		if (r > 0)
+			*found = &j->entries[r - 1];
+	}
+	guest_list_free(&list);
+	return r < 0 ? r : *found != NULL;
+}
+
 int guest_earlier_vf_state(const struct vmconf *conf, uint32_t job_id,
 			   unsigned restart, const char *vf_dir,
 			   struct ibpart_vf_state *old)
 {
-	struct journal_entry e = { .verb = "IBGUID",
-				   .args = { (char *)vf_dir },
-				   .n_args = 1 };
-	struct guest_list list;
+	const struct journal_entry *e;
 	struct journal j;
 	int r;
 
-	r = incarnations_scan(conf, job_id, 0, restart, &list);
-	for (size_t i = 0; r == 0 && i < list.n; i++) {
-		r = journal_find(conf, list.v[i].name, &e, &j);
-		if (r > 0) {
-			char *const *a = j.entries[r - 1].args;
-
-			r = j.entries[r - 1].n_args == 4
-				    ? ibpart_vf_state_set(old, a[1], a[2], a[3])
-				    : -EBADMSG;
-			r = r < 0 ? log_errno(r,
-					      "%s: the IBGUID record of %s is "
-					      "malformed",
-					      vf_dir, list.v[i].name)
-				  : 1;
-		}
-		journal_free(&j);
+	r = guest_earlier_record(conf, job_id, restart, "IBGUID", vf_dir, &j,
+				 &e);
+	if (r > 0) {
+		r = e->n_args == 4 ? ibpart_vf_state_set(old, e->args[1],
+							 e->args[2], e->args[3])
+				   : -EBADMSG;
+		r = r < 0 ? log_errno(r,
+				      "%s: the IBGUID record of an earlier "
+				      "incarnation of job %u is malformed",
+				      vf_dir, job_id)
+			  : 1;
 	}
-	guest_list_free(&list);
+	journal_free(&j);
 	return r;
 }
 

@@ -125,6 +125,16 @@ int guest_earlier_incarnations(const struct vmconf *conf, uint32_t job_id,
 int guest_later_holder(const struct vmconf *conf, const struct guest *g,
 		       const struct journal_entry *e, char *holder,
 		       size_t holder_len);
+/* The record @verb on @what (a device, VF directory, file) in the journal
+ * of the earliest incarnation of job @job_id below @restart still here
+ * (not torn down) that holds one: 1 with *@found pointing into *@j, 0 when
+ * none holds it, or -errno. journal_free(@j) in any case. A later
+ * incarnation journals the state before the job that record saved, not
+ * the earlier incarnation's it finds, so that whichever incarnation is
+ * undone last puts back what was there before the job. */
+int guest_earlier_record(const struct vmconf *conf, uint32_t job_id,
+			 unsigned restart, const char *verb, const char *what,
+			 struct journal *j, const struct journal_entry **found);
 /* What VF directory @vf_dir held before the earliest incarnation of job
  * @job_id below @restart still here (not torn down) set its GUIDs, from
  * that incarnation's IBGUID record: 1 with it in @old, 0 when none holds
