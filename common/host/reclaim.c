@@ -737,6 +737,38 @@ int guest_take_name(const struct vmconf *conf, uint32_t job_id,
 	return guest_reclaim(conf, &g, lock_wait_s, true, &res);
 }
 
+int guest_reclaim_incarnations(const struct vmconf *conf, uint32_t job_id,
+			       unsigned restart, unsigned lock_wait_s,
+			       struct teardown_result *res, char *left,
+			       size_t left_len)
+{
+	struct guest_list list;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	r = incarnations_scan(conf, job_id, 0, UINT_MAX, &list);
+	/* The highest first: the lower ones then find no later holder of
+	 * what they share, and undo it. */
+	for (size_t i = list.n; r == 0 && i-- > 0;) {
+		const struct guest *g = &list.v[i];
+
+		if (g->restart == restart)
+			continue;
+		snprintf(left, left_len, "%s", g->name);
+		log_warn("%s/%s is left from %s: its guest is torn down",
+			 conf->state_dir, g->name,
+			 g->restart > restart
+				 ? "an older job of this id (job ids wrapped)"
+				 : "an earlier incarnation of this job id "
+				   "(requeued since)");
+		r = guest_reclaim(conf, g, lock_wait_s, true, res);
+		if (r == -ENOENT)
+			r = 0; /* reclaimed meanwhile */
+	}
+	guest_list_free(&list);
+	return r;
+}
+
 /* ----------------------------------------------------- device holders */
 
 static bool fd_dir_has(const char *pid, const char *target)
