@@ -397,11 +397,12 @@ static enum prolog_result prolog_take_state_name(struct prolog *p)
 
 /* What an older job of this id (ids wrap) or an earlier incarnation of
  * this one left here has this job's names (bridge, tables, partition
- * record, IB GUIDs) and may hold its devices: reclaimed before anything of
- * this job is made, so that no replay of theirs can undo it later. One
- * that cannot be reclaimed fails the job, not the node (the job's id
- * brought it here), unless its guest may still hold devices: the node's
- * fault, as at its own epilog. */
+ * record, IB GUIDs) and may hold its devices: reclaimed, once slurmctld
+ * says it ended, before anything of this job is made, so that no replay
+ * of theirs can undo it later. One that cannot be reclaimed, or that
+ * slurmctld cannot say has ended, fails the job, not the node (the job's
+ * id brought it here), unless its guest may still hold devices: the
+ * node's fault, as at its own epilog. */
 static enum prolog_result prolog_reclaim_incarnations(struct prolog *p)
 {
 	const char *node = getenv("SLURMD_NODENAME");
@@ -409,9 +410,10 @@ static enum prolog_result prolog_reclaim_incarnations(struct prolog *p)
 	char left[64] = "";
 	int r;
 
-	r = guest_reclaim_incarnations(
-		&p->conf, p->req.job_id, p->req.restart_count,
-		p->conf.shutdown_timeout + 30, &tr, left, sizeof(left));
+	r = guest_reclaim_incarnations(&p->conf, p->req.job_id,
+				       p->req.restart_count,
+				       p->conf.shutdown_timeout + 30,
+				       guest_fate, &tr, left, sizeof(left));
 	if (r == 0)
 		return PROLOG_OK;
 	if (tr.node_unsafe) {
@@ -428,8 +430,9 @@ static enum prolog_result prolog_reclaim_incarnations(struct prolog *p)
 		p,
 		"job %u: refused: node %s still has the state %s of an earlier job with the same id (or of an earlier run of this job), and it could not be removed (%s): resubmit; the admin's `slurm-vm cleanup` on that node removes it",
 		p->req.job_id, node ? node : "?", left,
-		r == -EBUSY ? "another prolog, epilog or cleanup holds it"
-			    : strerror(-r));
+		r == -EHOSTDOWN ? "slurmctld does not answer whether it ended"
+		: r == -EBUSY	? "another prolog, epilog or cleanup holds it"
+				: strerror(-r));
 	return PROLOG_JOB_FAULT;
 }
 

@@ -739,10 +739,11 @@ int guest_take_name(const struct vmconf *conf, uint32_t job_id,
 
 int guest_reclaim_incarnations(const struct vmconf *conf, uint32_t job_id,
 			       unsigned restart, unsigned lock_wait_s,
-			       struct teardown_result *res, char *left,
-			       size_t left_len)
+			       guest_fate_fn ended, struct teardown_result *res,
+			       char *left, size_t left_len)
 {
 	struct guest_list list;
+	char why[160];
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -755,12 +756,20 @@ int guest_reclaim_incarnations(const struct vmconf *conf, uint32_t job_id,
 		if (g->restart == restart)
 			continue;
 		snprintf(left, left_len, "%s", g->name);
-		log_warn("%s/%s is left from %s: its guest is torn down",
+		why[0] = '\0';
+		r = ended(g, why, sizeof(why));
+		if (r == 0)
+			log_info("%s/%s left alone: slurmctld says its job is "
+				 "%s",
+				 conf->state_dir, g->name, why);
+		if (r <= 0)
+			continue;
+		log_warn("%s/%s is left from %s (%s): its guest is torn down",
 			 conf->state_dir, g->name,
 			 g->restart > restart
 				 ? "an older job of this id (job ids wrapped)"
-				 : "an earlier incarnation of this job id "
-				   "(requeued since)");
+				 : "an earlier incarnation of this job id",
+			 why);
 		r = guest_reclaim(conf, g, lock_wait_s, true, res);
 		if (r == -ENOENT)
 			r = 0; /* reclaimed meanwhile */

@@ -109,20 +109,22 @@ int kept_remove_job(const struct vmconf *conf, uint32_t job_id,
  * nothing kept. 0 when the name is free (or was). */
 int guest_take_name(const struct vmconf *conf, uint32_t job_id,
 		    unsigned restart, unsigned lock_wait_s);
+/* Has @g's job ended, as slurmctld says (jobfate.h)? 1 yes, 0 no (@why
+ * says how), -errno when it cannot say. */
+typedef int (*guest_fate_fn)(const struct guest *g, char *why, size_t why_len);
 /* Every other incarnation of job @job_id here than @restart, not torn down,
- * reclaimed (guest_reclaim() in a hurry), the highest restart count first:
- * for the prolog of incarnation @restart, before it makes anything of the
- * names they share. @restart is slurmctld's (the job credential's), so a
- * lower count was requeued since (ended, as jobfate.h has it) and a higher
- * one is no incarnation of this job but an older job's whose id it got
- * (ids wrap): none can be a live incarnation of this job. 0 when none is
- * left, else the first failure, with its state name in @left and
- * guest_reclaim()'s @res (res->node_unsafe: its guest may still hold
- * devices). */
+ * that @ended says has ended, reclaimed (guest_reclaim() in a hurry), the
+ * highest restart count first; one whose job is active is left alone. For
+ * the prolog of incarnation @restart, before it makes anything of the
+ * names they share: a lower count was requeued since, a higher one is an
+ * older job's whose id this one got (ids wrap). 0 when done, else the
+ * first failure (@ended's, or guest_reclaim()'s with its @res;
+ * res->node_unsafe: its guest may still hold devices), with the state name
+ * in @left. */
 int guest_reclaim_incarnations(const struct vmconf *conf, uint32_t job_id,
 			       unsigned restart, unsigned lock_wait_s,
-			       struct teardown_result *res, char *left,
-			       size_t left_len);
+			       guest_fate_fn ended, struct teardown_result *res,
+			       char *left, size_t left_len);
 /* The restart counts (at most @max, into @out) of job @job_id's state
  * directories below @restart that no epilog finished yet: its earlier
  * incarnations. Slurm 22.05 requeues a job whose prolog failed on a node
