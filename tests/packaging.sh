@@ -17,7 +17,10 @@
 #  - both slurm-vm packages create the directories the example
 #    configuration names;
 #  - build-debs without the Slurm source tree gres/ibvf needs shows
-#    configure's message first and keeps the log.
+#    configure's message first and keeps the log;
+#  - the built slurm-vm's postinst, postrm and trigger with real dpkg: the
+#    statoverride that lets job users' qemu into /var/lib/libvirt/qemu
+#    (tests/statoverride.sh).
 #
 #   tests/packaging.sh [OUTDIR]    (default build-debs/; run as root)
 set -euo pipefail
@@ -123,6 +126,14 @@ for d in etc/slurm/vm-images.d var/lib/slurm-vm/images \
 done
 [ -z "$missing" ] && ok "the packages create the example configuration's directories" ||
 	fail "directories the example configuration names, missing from the packages:$missing"
+
+# The built slurm-vm package's statoverride of /var/lib/libvirt/qemu with
+# real dpkg, against libvirt-daemon-system's own rule (#25 item 1).
+if [ -n "$deb" ] && tests/statoverride.sh "$deb" >"$t/so.log" 2>&1; then
+	ok "the built slurm-vm's statoverride of /var/lib/libvirt/qemu (tests/statoverride.sh): $(grep -c '^ok:' "$t/so.log") checks"
+else
+	fail "tests/statoverride.sh ${deb:-(no slurm-vm .deb)}: $(grep -v '^ok:' "$t/so.log" 2>/dev/null | head -10)"
+fi
 
 [ "$fails" = 0 ] && echo PASS || echo "FAIL: $fails checks"
 [ "$fails" = 0 ]
