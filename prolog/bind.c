@@ -16,7 +16,8 @@
  * Either way each of the job's group files (gres.conf File=/dev/vfio/N),
  * which the prolog's reclaim phase found held by no process, is given to
  * the job user for the job (journaled DEVOWNER with its old owner and mode,
- * which the epilog puts back): qemu runs as the job user and libvirt
+ * which the epilog puts back; an earlier incarnation's record gives the
+ * owner before the job): qemu runs as the job user and libvirt
  * relabels nothing, so this is what libvirt's DAC driver would otherwise
  * do for its qemu user.
  */
@@ -34,6 +35,7 @@
 #include "journal.h"
 #include "log.h"
 #include "prolog.h"
+#include "reclaim.h"
 
 static enum prolog_result check_prebound(struct prolog *p,
 					 const struct plan_device *d)
@@ -63,6 +65,39 @@ static enum prolog_result check_prebound(struct prolog *p,
 	return PROLOG_OK;
 }
 
+/* The owner and mode of @path before the job: an earlier incarnation of
+ * the job not yet undone may have given it to the job user, and its
+ * journal then has them. */
+static enum prolog_result file_owner_before(struct prolog *p, const char *path,
+					    const struct stat *st, char *uid,
+					    char *gid, char *mode, size_t len)
+{
+	const struct journal_entry *e;
+	struct journal j;
+	int r;
+
+	snprintf(uid, len, "%u", (unsigned)st->st_uid);
+	snprintf(gid, len, "%u", (unsigned)st->st_gid);
+	snprintf(mode, len, "%o", (unsigned)(st->st_mode & 07777));
+	r = guest_earlier_record(&p->conf, p->req.job_id, p->req.restart_count,
+				 "DEVOWNER", path, &j, &e);
+	if (r > 0 && e->n_args == 4) {
+		snprintf(uid, len, "%s", e->args[1]);
+		snprintf(gid, len, "%s", e->args[2]);
+		snprintf(mode, len, "%s", e->args[3]);
+		log_info("job %u: %s: its owner before the job (%s:%s %s) "
+			 "from the journal of an earlier incarnation",
+			 p->req.job_id, path, uid, gid, mode);
+	} else if (r > 0) {
+		r = log_errno(EBADMSG,
+			      "job %u: %s: the DEVOWNER record of an earlier "
+			      "incarnation is malformed",
+			      p->req.job_id, path);
+	}
+	journal_free(&j);
+	return r < 0 ? PROLOG_NODE_FAULT : PROLOG_OK;
+}
+
 /* The job's group file (free: the reclaim phase saw to that) is the job
  * user's until the epilog. */
 static enum prolog_result give_file(struct prolog *p, const char *path)
@@ -75,9 +110,9 @@ static enum prolog_result give_file(struct prolog *p, const char *path)
 			  path);
 		return PROLOG_NODE_FAULT;
 	}
-	snprintf(uid, sizeof(uid), "%u", (unsigned)st.st_uid);
-	snprintf(gid, sizeof(gid), "%u", (unsigned)st.st_gid);
-	snprintf(mode, sizeof(mode), "%o", (unsigned)(st.st_mode & 07777));
+	if (file_owner_before(p, path, &st, uid, gid, mode, sizeof(uid)) !=
+	    PROLOG_OK)
+		return PROLOG_NODE_FAULT;
 	const char *args[] = { path, uid, gid, mode, NULL };
 	if (journal_append(p->state_fd, "DEVOWNER", args) < 0 ||
 	    devices_file_chown(path, p->req.uid, p->req.gid, 0600, NULL) < 0)

@@ -395,6 +395,47 @@ static enum prolog_result prolog_take_state_name(struct prolog *p)
 	return PROLOG_OK;
 }
 
+/* What an older job of this id (ids wrap) or an earlier incarnation of
+ * this one left here has this job's names (bridge, tables, partition
+ * record, IB GUIDs) and may hold its devices: reclaimed, once slurmctld
+ * says it ended, before anything of this job is made, so that no replay
+ * of theirs can undo it later. One that cannot be reclaimed, or that
+ * slurmctld cannot say has ended, fails the job, not the node (the job's
+ * id brought it here), unless its guest may still hold devices: the
+ * node's fault, as at its own epilog. */
+static enum prolog_result prolog_reclaim_incarnations(struct prolog *p)
+{
+	const char *node = getenv("SLURMD_NODENAME");
+	struct teardown_result tr;
+	char left[64] = "";
+	int r;
+
+	r = guest_reclaim_incarnations(&p->conf, p->req.job_id,
+				       p->req.restart_count,
+				       p->conf.shutdown_timeout + 30,
+				       guest_fate, &tr, left, sizeof(left));
+	if (r == 0)
+		return PROLOG_OK;
+	if (tr.node_unsafe) {
+		log_error("job %u: the guest of %s/%s, left by an earlier job "
+			  "%u, may still hold its devices (%u of %u teardown "
+			  "steps failed); see `slurm-vm list`",
+			  p->req.job_id, p->conf.state_dir, left, p->req.job_id,
+			  tr.failed, tr.steps);
+		return PROLOG_NODE_FAULT;
+	}
+	log_errno(r, "job %u: %s/%s cannot be reclaimed", p->req.job_id,
+		  p->conf.state_dir, left);
+	prolog_record_reason(
+		p,
+		"job %u: refused: node %s still has the state %s of an earlier job with the same id (or of an earlier run of this job), and it could not be removed (%s): resubmit; the admin's `slurm-vm cleanup` on that node removes it",
+		p->req.job_id, node ? node : "?", left,
+		r == -EHOSTDOWN ? "slurmctld does not answer whether it ended"
+		: r == -EBUSY	? "another prolog, epilog or cleanup holds it"
+				: strerror(-r));
+	return PROLOG_JOB_FAULT;
+}
+
 /* Kept state (--vm-keep) past KeepFor= goes here too, not only when an
  * admin runs `slurm-vm cleanup`. Never the job's problem. */
 static void prolog_expire_kept(struct prolog *p)
@@ -490,6 +531,7 @@ static enum prolog_result prolog_run(struct prolog *p)
 		return PROLOG_JOB_FAULT;
 	}
 	res = prolog_own_state(p);
+	res = prolog_phase(p, "incarnations", prolog_reclaim_incarnations, res);
 	res = prolog_phase(p, "root", prolog_check_root, res);
 	res = prolog_phase(p, "check", prolog_check_image, res);
 	res = prolog_phase(p, "alloc", prolog_resolve_alloc, res);

@@ -224,35 +224,50 @@ int guest_later_holder(const struct vmconf *conf, const struct guest *g,
 	return r < 0 ? r : r > 0;
 }
 
+int guest_earlier_record(const struct vmconf *conf, uint32_t job_id,
+			 unsigned restart, const char *verb, const char *what,
+			 struct journal *j, const struct journal_entry **found)
+{
+	struct journal_entry e = { .verb = (char *)verb,
+				   .args = { (char *)what },
+				   .n_args = 1 };
+	struct guest_list list;
+	int r;
+
+	memset(j, 0, sizeof(*j));
+	*found = NULL;
+	r = incarnations_scan(conf, job_id, 0, restart, &list);
+	for (size_t i = 0; r == 0 && i < list.n; i++) {
+		journal_free(j);
+		r = journal_find(conf, list.v[i].name, &e, j);
+		if (r > 0)
+			*found = &j->entries[r - 1];
+	}
+	guest_list_free(&list);
+	return r < 0 ? r : *found != NULL;
+}
+
 int guest_earlier_vf_state(const struct vmconf *conf, uint32_t job_id,
 			   unsigned restart, const char *vf_dir,
 			   struct ibpart_vf_state *old)
 {
-	struct journal_entry e = { .verb = "IBGUID",
-				   .args = { (char *)vf_dir },
-				   .n_args = 1 };
-	struct guest_list list;
+	const struct journal_entry *e;
 	struct journal j;
 	int r;
 
-	r = incarnations_scan(conf, job_id, 0, restart, &list);
-	for (size_t i = 0; r == 0 && i < list.n; i++) {
-		r = journal_find(conf, list.v[i].name, &e, &j);
-		if (r > 0) {
-			char *const *a = j.entries[r - 1].args;
-
-			r = j.entries[r - 1].n_args == 4
-				    ? ibpart_vf_state_set(old, a[1], a[2], a[3])
-				    : -EBADMSG;
-			r = r < 0 ? log_errno(r,
-					      "%s: the IBGUID record of %s is "
-					      "malformed",
-					      vf_dir, list.v[i].name)
-				  : 1;
-		}
-		journal_free(&j);
+	r = guest_earlier_record(conf, job_id, restart, "IBGUID", vf_dir, &j,
+				 &e);
+	if (r > 0) {
+		r = e->n_args == 4 ? ibpart_vf_state_set(old, e->args[1],
+							 e->args[2], e->args[3])
+				   : -EBADMSG;
+		r = r < 0 ? log_errno(r,
+				      "%s: the IBGUID record of an earlier "
+				      "incarnation of job %u is malformed",
+				      vf_dir, job_id)
+			  : 1;
 	}
-	guest_list_free(&list);
+	journal_free(&j);
 	return r;
 }
 
@@ -720,6 +735,47 @@ int guest_take_name(const struct vmconf *conf, uint32_t job_id,
 	if (torn)
 		return guest_remove_kept(conf, g.name, lock_wait_s);
 	return guest_reclaim(conf, &g, lock_wait_s, true, &res);
+}
+
+int guest_reclaim_incarnations(const struct vmconf *conf, uint32_t job_id,
+			       unsigned restart, unsigned lock_wait_s,
+			       guest_fate_fn ended, struct teardown_result *res,
+			       char *left, size_t left_len)
+{
+	struct guest_list list;
+	char why[160];
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	r = incarnations_scan(conf, job_id, 0, UINT_MAX, &list);
+	/* The highest first: the lower ones then find no later holder of
+	 * what they share, and undo it. */
+	for (size_t i = list.n; r == 0 && i-- > 0;) {
+		const struct guest *g = &list.v[i];
+
+		if (g->restart == restart)
+			continue;
+		snprintf(left, left_len, "%s", g->name);
+		why[0] = '\0';
+		r = ended(g, why, sizeof(why));
+		if (r == 0)
+			log_info("%s/%s left alone: slurmctld says its job is "
+				 "%s",
+				 conf->state_dir, g->name, why);
+		if (r <= 0)
+			continue;
+		log_warn("%s/%s is left from %s (%s): its guest is torn down",
+			 conf->state_dir, g->name,
+			 g->restart > restart
+				 ? "an older job of this id (job ids wrapped)"
+				 : "an earlier incarnation of this job id",
+			 why);
+		r = guest_reclaim(conf, g, lock_wait_s, true, res);
+		if (r == -ENOENT)
+			r = 0; /* reclaimed meanwhile */
+	}
+	guest_list_free(&list);
+	return r;
 }
 
 /* ----------------------------------------------------- device holders */

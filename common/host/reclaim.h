@@ -109,6 +109,22 @@ int kept_remove_job(const struct vmconf *conf, uint32_t job_id,
  * nothing kept. 0 when the name is free (or was). */
 int guest_take_name(const struct vmconf *conf, uint32_t job_id,
 		    unsigned restart, unsigned lock_wait_s);
+/* Has @g's job ended, as slurmctld says (jobfate.h)? 1 yes, 0 no (@why
+ * says how), -errno when it cannot say. */
+typedef int (*guest_fate_fn)(const struct guest *g, char *why, size_t why_len);
+/* Every other incarnation of job @job_id here than @restart, not torn down,
+ * that @ended says has ended, reclaimed (guest_reclaim() in a hurry), the
+ * highest restart count first; one whose job is active is left alone. For
+ * the prolog of incarnation @restart, before it makes anything of the
+ * names they share: a lower count was requeued since, a higher one is an
+ * older job's whose id this one got (ids wrap). 0 when done, else the
+ * first failure (@ended's, or guest_reclaim()'s with its @res;
+ * res->node_unsafe: its guest may still hold devices), with the state name
+ * in @left. */
+int guest_reclaim_incarnations(const struct vmconf *conf, uint32_t job_id,
+			       unsigned restart, unsigned lock_wait_s,
+			       guest_fate_fn ended, struct teardown_result *res,
+			       char *left, size_t left_len);
 /* The restart counts (at most @max, into @out) of job @job_id's state
  * directories below @restart that no epilog finished yet: its earlier
  * incarnations. Slurm 22.05 requeues a job whose prolog failed on a node
@@ -125,6 +141,16 @@ int guest_earlier_incarnations(const struct vmconf *conf, uint32_t job_id,
 int guest_later_holder(const struct vmconf *conf, const struct guest *g,
 		       const struct journal_entry *e, char *holder,
 		       size_t holder_len);
+/* The record @verb on @what (a device, VF directory, file) in the journal
+ * of the earliest incarnation of job @job_id below @restart still here
+ * (not torn down) that holds one: 1 with *@found pointing into *@j, 0 when
+ * none holds it, or -errno. journal_free(@j) in any case. A later
+ * incarnation journals the state before the job that record saved, not
+ * the earlier incarnation's it finds, so that whichever incarnation is
+ * undone last puts back what was there before the job. */
+int guest_earlier_record(const struct vmconf *conf, uint32_t job_id,
+			 unsigned restart, const char *verb, const char *what,
+			 struct journal *j, const struct journal_entry **found);
 /* What VF directory @vf_dir held before the earliest incarnation of job
  * @job_id below @restart still here (not torn down) set its GUIDs, from
  * that incarnation's IBGUID record: 1 with it in @old, 0 when none holds

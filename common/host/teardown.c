@@ -298,10 +298,21 @@ static bool entry_isolates(const struct journal_entry *e)
 	       strcmp(e->verb, "IBRECORD") == 0;
 }
 
-/* A later incarnation of the job whose journal holds the same isolation
- * record: its guest may run on that very bridge, table, GUIDs and partition
- * record (one name per job id), so its replay undoes them, not this one. A
- * later journal that cannot be read may hold them: kept too. */
+/* The records of what every incarnation of a job shares: what isolates
+ * it (named by the job id, or the VF), and the devices of its GRES (by
+ * address and group file). */
+static bool entry_per_job(const struct journal_entry *e)
+{
+	return entry_isolates(e) || strcmp(e->verb, "DEVOWNER") == 0 ||
+	       strcmp(e->verb, "DETACH") == 0;
+}
+
+/* A later incarnation of the job whose journal holds the same record: its
+ * guest may run on that very bridge, table, GUIDs and partition record (one
+ * name per job id), or the same PCI function and group file, so its replay
+ * undoes them, not this one (which would take the file from its qemu, and
+ * the function back to its host driver). A later journal that cannot be
+ * read may hold them: kept too. */
 static bool entry_yielded(struct teardown *t, const struct journal_entry *e,
 			  struct teardown_result *res)
 {
@@ -309,7 +320,7 @@ static bool entry_yielded(struct teardown *t, const struct journal_entry *e,
 	char holder[64];
 	int r;
 
-	if (!t->g || !entry_isolates(e))
+	if (!t->g || !entry_per_job(e))
 		return false;
 	r = guest_later_holder(t->conf, t->g, e, holder, sizeof(holder));
 	if (r == 0)

@@ -63,6 +63,14 @@ int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
 		*fate = JOB_FATE_ENDED;
 		snprintf(why, why_len, "requeued (now restart %u)",
 			 (unsigned)job->restart_cnt);
+	} else if (job->restart_cnt < restart) {
+		/* Counts only grow: the state is an older job's, whose id
+		 * this one got (ids wrap). */
+		*fate = JOB_FATE_ENDED;
+		snprintf(why, why_len,
+			 "an older job of this id (job ids wrapped; now "
+			 "restart %u)",
+			 (unsigned)job->restart_cnt);
 	} else if (state & JOB_COMPLETING) {
 		*fate = JOB_FATE_ACTIVE;
 		snprintf(why, why_len, "COMPLETING");
@@ -111,6 +119,14 @@ int jobs_active(uint32_t **ids, size_t *n)
 	qsort(v, *n, sizeof(*v), cmp_u32);
 	*ids = v;
 	return 0;
+}
+
+int guest_fate(const struct guest *g, char *why, size_t why_len)
+{
+	enum job_fate fate;
+	int r = job_fate(g->job_id, g->restart, &fate, NULL, why, why_len);
+
+	return r < 0 ? r : fate == JOB_FATE_ENDED;
 }
 
 int guest_reclaim_if_ended(const struct vmconf *conf, const struct guest *g,

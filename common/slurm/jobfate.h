@@ -8,7 +8,9 @@
  *
  * An incarnation job-<id>.<restart> has ended when slurmctld does not know
  * the job (purged after MinJobAge), when the job was requeued since (a
- * higher restart count), or when it is finished and no longer completing.
+ * higher restart count), when slurmctld's job of that id has a lower
+ * restart count (it is a newer job: ids wrap, counts only grow), or when
+ * it is finished and no longer completing.
  * Pending, running, suspended and completing (its epilog runs) are active.
  * An unreachable slurmctld decides nothing: -EHOSTDOWN, and nothing is
  * reclaimed.
@@ -33,6 +35,9 @@ int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
  * running, suspended, completing), sorted, malloc'd; -EHOSTDOWN when
  * slurmctld does not answer. */
 int jobs_active(uint32_t **ids, size_t *n);
+
+/* job_fate() as a guest_fate_fn (reclaim.h): 1 ended, 0 active. */
+int guest_fate(const struct guest *g, char *why, size_t why_len);
 
 /* Reclaims @g when its job has ended: guest_reclaim() in a hurry (a job
  * waits for the devices) and not waiting for its lock. Returns 1

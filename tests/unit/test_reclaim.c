@@ -6,6 +6,8 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -346,6 +348,132 @@ static void test_take_name_after_wrap(void **state)
 	assert_int_equal(guest_take_name(&conf, 24, 0, 0), 0);
 }
 
+#define WRAP_BRIDGE "svmbwrap30"
+
+/* State @name with a journal holding the bridge, as its prolog left it
+ * (the bridge is made once); with @locked, its lock held (a `slurm-vm
+ * cleanup` at work): the descriptor that holds it. */
+static int make_net_guest(const char *name, bool locked)
+{
+	const char *link[] = { WRAP_BRIDGE, NULL };
+	int fd = make_guest(name, false, NULL);
+
+	assert_int_equal(journal_append(fd, "NETLINK", link), 0);
+	if (if_nametoindex(WRAP_BRIDGE) == 0)
+		assert_int_equal(
+			system("ip link add name " WRAP_BRIDGE " type bridge"),
+			0);
+	if (locked)
+		assert_int_equal(statedir_lock(fd, 0), 0);
+	return fd;
+}
+
+/* slurmctld, as job_fate() reads it: the job of the id runs with restart
+ * count slurmctld_restart; slurmctld_down: it does not answer. */
+static unsigned slurmctld_restart;
+static bool slurmctld_down;
+
+static int fake_fate(const struct guest *g, char *why, size_t len)
+{
+	if (slurmctld_down)
+		return -EHOSTDOWN;
+	snprintf(why, len, "%s",
+		 g->restart < slurmctld_restart	  ? "requeued"
+		 : g->restart > slurmctld_restart ? "an older job of this id"
+						  : "RUNNING");
+	return g->restart != slurmctld_restart;
+}
+
+/* What the prolog of job @job, restart @restart, does first: its state
+ * name freed, its state directory made, the job's other incarnations
+ * reclaimed. */
+static int take_names(uint32_t job, unsigned restart,
+		      struct teardown_result *res, char *left, size_t len)
+{
+	char name[64];
+	int fd;
+
+	assert_int_equal(guest_take_name(&conf, job, restart, 0), 0);
+	statedir_name(job, restart, name, sizeof(name));
+	fd = statedir_open(state_dir, name, true);
+	assert_true(fd >= 0);
+	close(fd);
+	return guest_reclaim_incarnations(&conf, job, restart, 0, fake_fate,
+					  res, left, len);
+}
+
+/* Job ids wrap: a new job 30 (restart 0) finds incarnations 0 and 1 of an
+ * older job 30 on the node, both holding the bridge named by the id.
+ * Reclaimed once slurmctld says they ended (a higher restart count than
+ * the job's now is an older job's, a lower one was requeued since),
+ * nothing of them is left (the bridge would fail this job's, and drain
+ * the node); another job's state and kept state stay. One slurmctld says
+ * runs stays; one slurmctld cannot judge or that is locked is named, and
+ * does not make the node unsafe. */
+static void test_take_names_after_wrap(void **state)
+{
+	struct teardown_result res;
+	char left[64] = "";
+	int fd, locked;
+
+	if (geteuid() != 0 || unshare(CLONE_NEWNET) < 0)
+		skip(); /* root and a network namespace */
+	close(make_net_guest("job-30.0", false));
+	close(make_net_guest("job-30.1", false));
+	close(make_guest("job-31.0", false, NULL));
+	fd = make_guest("job-30.2", true, NULL);
+	close(openat(fd, GUEST_TORN_DOWN_FILE, O_WRONLY | O_CREAT, 0644));
+	close(fd);
+
+	slurmctld_restart = 0;
+	assert_int_equal(take_names(30, 0, &res, left, sizeof(left)), 0);
+	assert_int_equal(if_nametoindex(WRAP_BRIDGE), 0);
+	assert_false(exists("state/job-30.1"));
+	assert_true(exists("state/job-30.0"));
+	assert_false(exists("state/job-30.0/journal"));
+	assert_true(exists("state/job-31.0"));
+	assert_true(exists("state/job-30.2"));
+
+	/* requeued: an earlier incarnation below, an older job's above */
+	close(make_net_guest("job-32.0", false));
+	close(make_net_guest("job-32.5", false));
+	slurmctld_restart = 2;
+	assert_int_equal(take_names(32, 2, &res, left, sizeof(left)), 0);
+	assert_int_equal(if_nametoindex(WRAP_BRIDGE), 0);
+	assert_false(exists("state/job-32.0"));
+	assert_false(exists("state/job-32.5"));
+	assert_true(exists("state/job-32.2"));
+
+	/* slurmctld says incarnation 0 runs: it stays */
+	close(make_net_guest("job-34.0", false));
+	slurmctld_restart = 0;
+	assert_int_equal(take_names(34, 1, &res, left, sizeof(left)), 0);
+	assert_true(exists("state/job-34.0"));
+	assert_true(if_nametoindex(WRAP_BRIDGE) != 0);
+	assert_int_equal(system("ip link del " WRAP_BRIDGE), 0);
+
+	/* slurmctld does not answer: nothing is proven ended */
+	close(make_net_guest("job-35.1", false));
+	slurmctld_down = true;
+	assert_int_equal(take_names(35, 0, &res, left, sizeof(left)),
+			 -EHOSTDOWN);
+	assert_string_equal(left, "job-35.1");
+	assert_true(exists("state/job-35.1"));
+	slurmctld_down = false;
+	assert_int_equal(take_names(35, 0, &res, left, sizeof(left)), 0);
+	assert_false(exists("state/job-35.1"));
+
+	/* one being reclaimed by another: named, the node not unsafe */
+	locked = make_net_guest("job-33.1", true);
+	assert_int_equal(take_names(33, 0, &res, left, sizeof(left)), -EBUSY);
+	assert_string_equal(left, "job-33.1");
+	assert_false(res.node_unsafe);
+	assert_true(exists("state/job-33.1"));
+	close(locked);
+	assert_int_equal(take_names(33, 0, &res, left, sizeof(left)), 0);
+	assert_int_equal(if_nametoindex(WRAP_BRIDGE), 0);
+}
+
 /* A child holding @path open, as @uid (0: stays root); @setuid_root:
  * effective uid 0, as a set-uid program the user started. */
 static pid_t spawn_holder(const char *path, uid_t uid, bool setuid_root)
@@ -435,6 +563,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_kept_remove_job, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_take_name_after_wrap,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_take_names_after_wrap,
 						setup, teardown),
 	};
 

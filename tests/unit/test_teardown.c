@@ -18,9 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "devices.h"
 #include "fileutil.h"
 #include "journal.h"
 #include "log.h"
@@ -283,11 +286,149 @@ static void test_earlier_incarnation_leaves_later_alone(void **state)
 	run(rec);
 }
 
+#define PCI_ADDR "0000:3b:00.0"
+#define NOBODY	 65534
+
+static char dev_top[] = "/tmp/svm-incdev.XXXXXX";
+
+/* A process of the job user holding @path open, as incarnation 1's qemu
+ * holds its group file. */
+static pid_t spawn_holder(const char *path)
+{
+	int ready[2];
+	char c;
+	pid_t child;
+
+	assert_int_equal(pipe(ready), 0);
+	child = fork();
+	if (child == 0) {
+		int fd = open(path, O_RDONLY);
+
+		if (fd < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+			_exit(1);
+		close(ready[0]);
+		close(ready[1]);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 0); /* EOF: ready */
+	close(ready[0]);
+	return child;
+}
+
+static bool alive(pid_t pid)
+{
+	return waitpid(pid, NULL, WNOHANG) == 0;
+}
+
+/* The same requeued job with a device (DeviceBinding=managed): incarnation
+ * 0 detached the PCI function and gave its group file to the job user;
+ * incarnation 1 runs now with the same function and file. Incarnation 0's
+ * reclaim must neither take the file back (and kill incarnation 1's qemu,
+ * which holds it) nor return the function to its host driver; incarnation
+ * 1's reclaim then gives the file its true owner back, root's as before
+ * incarnation 0, not the job user's that incarnation 1 found. */
+static void test_earlier_incarnation_leaves_devices(void **state)
+{
+	struct teardown_result res;
+	struct journal earlier;
+	const struct journal_entry *e;
+	struct vmconf conf;
+	struct guest g;
+	struct stat st;
+	char dev[300], uid[16], gid[16], mode[16];
+	pid_t qemu;
+	int fd0, fd1;
+
+	if (geteuid() != 0)
+		skip();
+	assert_non_null(mkdtemp(dev_top));
+	snprintf(dev, sizeof(dev), "%s/vfio-12", dev_top);
+	if (mknod(dev, S_IFCHR | 0600, makedev(1, 3)) < 0)
+		skip(); /* no mknod in this container */
+	assert_int_equal(vmconf_load(&conf, NULL), 0);
+	free(conf.state_dir);
+	conf.state_dir = strdup(dev_top);
+	free(conf.libvirt_uri);
+	conf.libvirt_uri = strdup("test:///default");
+	conf.shutdown_timeout = 0;
+
+	/* incarnation 0, as its prolog: DETACH, DEVOWNER, the guest */
+	fd0 = statedir_open(dev_top, "job-78.0", true);
+	assert_true(fd0 >= 0);
+	journal_one(fd0, "DETACH", PCI_ADDR, NULL);
+	{
+		const char *a[] = { dev, "0", "0", "600", NULL };
+
+		assert_int_equal(journal_append(fd0, "DEVOWNER", a), 0);
+	}
+	assert_int_equal(devices_file_chown(dev, NOBODY, NOBODY, 0600, NULL),
+			 0);
+	journal_one(fd0, "DOMAIN", "slurmvm-job-78.0", NULL);
+	close(fd0);
+
+	/* incarnation 1, as its prolog: the file's owner before the job
+	 * from incarnation 0's journal, not the job user it finds */
+	fd1 = statedir_open(dev_top, "job-78.1", true);
+	assert_true(fd1 >= 0);
+	assert_int_equal(guest_earlier_record(&conf, 78, 1, "DEVOWNER", dev,
+					      &earlier, &e),
+			 1);
+	assert_int_equal(e->n_args, 4);
+	snprintf(uid, sizeof(uid), "%s", e->args[1]);
+	snprintf(gid, sizeof(gid), "%s", e->args[2]);
+	snprintf(mode, sizeof(mode), "%s", e->args[3]);
+	journal_free(&earlier);
+	assert_string_equal(uid, "0");
+	assert_int_equal(guest_earlier_record(&conf, 78, 0, "DEVOWNER", dev,
+					      &earlier, &e),
+			 0);
+	journal_free(&earlier);
+	journal_one(fd1, "DETACH", PCI_ADDR, NULL);
+	{
+		const char *a[] = { dev, uid, gid, mode, NULL };
+
+		assert_int_equal(journal_append(fd1, "DEVOWNER", a), 0);
+	}
+	journal_one(fd1, "DOMAIN", "slurmvm-job-78.1", NULL);
+	qemu = spawn_holder(dev);
+
+	guest_from_job(&g, 78, 0);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, true, &res), 0);
+	assert_int_equal(res.yielded, 2);
+	assert_false(res.node_unsafe);
+	/* incarnation 1's file and its qemu stand; no reattach was tried */
+	assert_int_equal(stat(dev, &st), 0);
+	assert_int_equal(st.st_uid, NOBODY);
+	assert_true(alive(qemu));
+	assert_int_equal(faccessat(fd1, "../job-78.0", F_OK, 0), -1);
+
+	/* incarnation 1's reclaim: the file root's again, its holder gone;
+	 * the function's return is tried (libvirt's test driver knows no
+	 * PCI function: it fails, and the node is unsafe) */
+	guest_from_job(&g, 78, 1);
+	assert_int_equal(guest_reclaim(&conf, &g, 0, true, &res), -EIO);
+	assert_int_equal(res.failed, 1);
+	assert_true(res.node_unsafe);
+	assert_int_equal(stat(dev, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_gid, 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(waitpid(qemu, NULL, 0), qemu);
+
+	close(fd1);
+	vmconf_free(&conf);
+	snprintf(dev, sizeof(dev), "rm -rf %s", dev_top);
+	run(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_isolation_kept_while_guest_may_run),
 		cmocka_unit_test(test_earlier_incarnation_leaves_later_alone),
+		cmocka_unit_test(test_earlier_incarnation_leaves_devices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
