@@ -97,7 +97,7 @@ tail -n1 build/configure.log
 # run; the cluster tests wait for them. Each writes its exit status.
 images_pid=
 if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
-	rm -f build/guest-image.rc build/cloud-image.rc
+	rm -f build/guest-image.rc build/cloud-image.rc build/platform-root.rc
 	(
 		rc=0
 		tests/guest/build.sh --agent build/agent/slurm-vm-agent || rc=$?
@@ -105,6 +105,10 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 		rc=0
 		tests/guest/build-cloud.sh || rc=$?
 		echo "$rc" >build/cloud-image.rc
+		# The clean Debian root of the admin's path test.
+		rc=0
+		nice tests/platform/test_admin_path.sh --prepare || rc=$?
+		echo "$rc" >build/platform-root.rc
 	) >build/guest-images.log 2>&1 </dev/null &
 	images_pid=$!
 	# Whatever ends this script, the image builds end (and clean up)
@@ -164,6 +168,20 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 	# The stock cloud image of test_cloud_image.sh, built once per run
 	# (cached by content) rather than inside that test's time limit.
 	record "stock cloud image build" "$(cat build/cloud-image.rc 2>/dev/null || echo 1)"
+
+	stage "the admin's path: the guide on a clean Debian 12 root"
+	rc=0
+	if [ "$(cat build/platform-root.rc 2>/dev/null || echo 1)" != 0 ]; then
+		echo "the clean Debian root was not built: see build/guest-images.log" >&2
+		rc=1
+	elif [ -z "${SLURM_VM_DEBS:-}" ]; then
+		echo "no packages to install (the packages stage failed)" >&2
+		rc=1
+	else
+		tests/platform/test_admin_path.sh >build/admin-path.log 2>&1 || rc=$?
+		grep -E '^(admin-path: .*(ok|FAIL):|test_admin_path:|PASS|FAIL)' build/admin-path.log || true
+	fi
+	record "admin's path (tests/platform/test_admin_path.sh)" "$rc"
 
 	stage "cluster tests (real slurmctld, slurmd, libvirtd)"
 	rc=0

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "hypervisor.h"
 #include "log.h"
 #include "strutil.h"
@@ -190,25 +191,32 @@ int hv_destroy(struct hypervisor *hv, const char *name)
 int hv_stop(struct hypervisor *hv, const char *name, unsigned timeout_s)
 {
 	virDomainPtr dom = hv_lookup(hv, name);
-	time_t deadline = time(NULL) + timeout_s;
+	double deadline = clock_now_s() + timeout_s;
+	int active = 1, r;
 
 	if (!dom)
-		return hv_no_domain() ? 0 : -EIO;
+		return hv_no_domain() ? HV_STOP_GONE : -EIO;
 	/* The power button is an edge event: a press before the guest listens
 	 * is lost, so it is pressed again every few seconds. A guest that
 	 * ignores ACPI is destroyed after the timeout. */
 	if (timeout_s && virDomainShutdown(dom) == 0) {
-		time_t next_press = time(NULL) + 5;
-		while (time(NULL) < deadline && virDomainIsActive(dom) == 1) {
-			if (time(NULL) >= next_press) {
+		double next_press = clock_now_s() + 5;
+		while (clock_now_s() < deadline &&
+		       (active = virDomainIsActive(dom)) == 1) {
+			if (clock_now_s() >= next_press) {
 				virDomainShutdown(dom);
-				next_press = time(NULL) + 5;
+				next_press = clock_now_s() + 5;
 			}
 			usleep(200 * 1000);
 		}
+		if (active == 1)
+			active = virDomainIsActive(dom);
 	}
 	virDomainFree(dom);
-	return hv_destroy(hv, name);
+	r = hv_destroy(hv, name);
+	if (r < 0)
+		return r;
+	return active == 1 ? HV_STOP_DESTROYED : HV_STOP_SHUT_DOWN;
 }
 
 int hv_dumpxml(struct hypervisor *hv, const char *name, char **xml)

@@ -33,7 +33,14 @@ int hv_resume_bounded(struct hypervisor *hv, const char *name,
 		      uint64_t mem_limit_mib);
 /* Is a domain of that name running? 1 yes, 0 no, <0 error. */
 int hv_is_running(struct hypervisor *hv, const char *name);
-/* ACPI shutdown, then destroy when it is not gone after @timeout_s. */
+/* How hv_stop() ended. */
+enum hv_stop_end {
+	HV_STOP_GONE = 0,  /* no such domain: nothing to stop */
+	HV_STOP_SHUT_DOWN, /* the guest powered off on the ACPI button */
+	HV_STOP_DESTROYED, /* it had not after @timeout_s (or 0): destroyed */
+};
+/* ACPI shutdown, then destroy when it is not gone after @timeout_s: an
+ * enum hv_stop_end, or -errno. */
 int hv_stop(struct hypervisor *hv, const char *name, unsigned timeout_s);
 /* Destroys at once. */
 int hv_destroy(struct hypervisor *hv, const char *name);

@@ -63,16 +63,31 @@ static int undo_overlay(struct teardown *t, const char *what, const char *path)
 
 static int undo_domain(struct teardown *t, const char *name)
 {
+	double t0;
 	int r;
 
 	if (!teardown_hv(t)) {
 		log_error("cannot stop guest %s: libvirt is unreachable", name);
 		return -EHOSTDOWN;
 	}
+	t0 = clock_now_s();
 	r = hv_stop(t->hv, name, t->conf->shutdown_timeout);
-	if (r == 0)
-		log_info("guest %s stopped", name);
-	return r;
+	if (r == HV_STOP_SHUT_DOWN)
+		log_info("guest %s shut down in %.1fs (ACPI power button)",
+			 name, clock_now_s() - t0);
+	else if (r == HV_STOP_DESTROYED && t->conf->shutdown_timeout)
+		/* Every job's epilog waits the whole timeout for such an
+		 * image: the admin should know. */
+		log_warn("guest %s did not shut down within "
+			 "ShutdownTimeout=%us; destroyed (its image ignores "
+			 "the ACPI power button: see the admin guide, "
+			 "section 5)",
+			 name, t->conf->shutdown_timeout);
+	else if (r == HV_STOP_DESTROYED)
+		log_info("guest %s destroyed without a shutdown", name);
+	else if (r == HV_STOP_GONE)
+		log_info("guest %s was not running", name);
+	return r < 0 ? r : 0;
 }
 
 /* Is @pid still the relay the pid file named (not a recycled pid), and

@@ -14,6 +14,10 @@
 #                   image's linux-image-cloud-amd64 has no 9p, so no
 #                   SharedDirs= over 9p), ifupdown and
 #                   isc-dhcp-client (Debian 12's cloud images use them),
+#                   dbus (as Debian's cloud images, "needed for acpi
+#                   shutdown to work": systemd-logind, which powers off on
+#                   the ACPI button, needs the system bus; without it
+#                   every epilog waits the whole ShutdownTimeout),
 #                   openmpi-bin, mpich, libucx0, rdma-core, ibverbs-utils.
 #                   Boots with SeaBIOS (a catalog entry with no Kernel=);
 #                   console on ttyS0. Like Debian's image: no machine-id, no
@@ -34,7 +38,7 @@ force=0
 suite=bookworm
 mirror=${SVM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 security=${SVM_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
-pkgs="systemd-sysv cloud-init openssh-server linux-image-amd64
+pkgs="systemd-sysv dbus cloud-init openssh-server linux-image-amd64
 	initramfs-tools ifupdown isc-dhcp-client sudo netbase grub-pc-bin
 	grub2-common openmpi-bin mpich libucx0 rdma-core ibverbs-utils"
 # The kernel command line of Debian's generic cloud images.
@@ -46,7 +50,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,25s/^# \{0,1\}//p' "$0"
+	sed -n '2,29s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 

@@ -1,9 +1,10 @@
 # Host parts (common/host/): the journal's replay with a guest that cannot be
-# stopped (root, a network namespace, libvirt's test driver).
+# stopped (root, a network namespace, libvirt's test driver); how a guest
+# stopped, logged.
 check_PROGRAMS += tests/unit/test_teardown
 TESTS += tests/unit/test_teardown
-tests_unit_test_teardown_CPPFLAGS = $(UNIT_CPPFLAGS)
-tests_unit_test_teardown_LDADD = $(UNIT_LDADD)
+tests_unit_test_teardown_CPPFLAGS = $(UNIT_CPPFLAGS) $(LIBVIRT_CFLAGS)
+tests_unit_test_teardown_LDADD = $(UNIT_LDADD) $(LIBVIRT_LIBS)
 
 # The guest's start on libvirt's test driver (common/host/hypervisor.h).
 check_PROGRAMS += tests/unit/test_hypervisor

@@ -383,7 +383,7 @@ static void test_teardown_seed_and_detach(void **state)
 	assert_true(res.node_unsafe);
 	assert_int_equal(faccessat(fd, "seed.iso", F_OK, 0), -1);
 	assert_int_equal(faccessat(fd, "seed", F_OK, 0), -1);
-	stopped = strstr(logged, "guest slurmvm-job-9.0 stopped");
+	stopped = strstr(logged, "guest slurmvm-job-9.0 was not running");
 	pci = strstr(logged, "PCI device 0000:3b:00.0");
 	assert_non_null(stopped);
 	assert_non_null(pci);

@@ -5,10 +5,13 @@
  * later replay that stops it undoes them; and a requeued job's earlier
  * incarnation's reclaim leaves what its live later incarnation holds under
  * the same names. Root only, in a network namespace of its own; libvirt's
- * test driver stands in for libvirtd. */
+ * test driver stands in for libvirtd. And how the guest stopped is logged:
+ * shut down on the ACPI power button, or destroyed after ShutdownTimeout
+ * (any user, the test driver). */
 #include "config.h"
 
 #include <fcntl.h>
+#include <libvirt/libvirt.h>
 #include <net/if.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -423,12 +426,103 @@ static void test_earlier_incarnation_leaves_devices(void **state)
 	run(dev);
 }
 
+/* The messages logged, for the assertions on them. */
+static char logged[4096];
+
+static void log_capture(enum log_level level, const char *msg)
+{
+	size_t n = strlen(logged);
+
+	(void)level;
+	snprintf(logged + n, sizeof(logged) - n, "%s\n", msg);
+}
+
+static char stop_top[] = "/tmp/svm-stop.XXXXXX";
+
+/* A running guest @name on the test driver; @ignores_button: the ACPI
+ * power button does not power it off (on_poweroff restart: it stays
+ * running, as a guest with nothing listening for the button). */
+static void running_guest(virConnectPtr conn, const char *name,
+			  bool ignores_button)
+{
+	char xml[512];
+	virDomainPtr dom;
+
+	snprintf(xml, sizeof(xml),
+		 "<domain type='test'><name>%s</name>"
+		 "<memory unit='MiB'>64</memory>%s"
+		 "<os><type>hvm</type></os></domain>",
+		 name,
+		 ignores_button ? "<on_poweroff>restart</on_poweroff>" : "");
+	dom = virDomainCreateXML(conn, xml, 0);
+	assert_non_null(dom);
+	virDomainFree(dom);
+}
+
+/* The journal's DOMAIN record of guest @name replayed under @conf:
+ * how long it took. */
+static double replay_domain(struct vmconf *conf, const char *name)
+{
+	const char *dom[] = { name, NULL };
+	struct teardown_result res;
+	_cleanup_close_ int fd = statedir_open(stop_top, name, true);
+
+	assert_true(fd >= 0);
+	assert_int_equal(journal_append(fd, "DOMAIN", dom), 0);
+	assert_int_equal(teardown_replay(conf, fd, false, &res), 0);
+	assert_int_equal(res.n_timed, 1);
+	assert_string_equal(res.timed[0].verb, "DOMAIN");
+	return res.timed[0].seconds;
+}
+
+/* An admin reads from the log whether a guest shut down cleanly or was
+ * destroyed after ShutdownTimeout (an image that ignores the ACPI power
+ * button, which costs every job's epilog the whole timeout). */
+static void test_guest_stop_logged_as_clean_or_destroyed(void **state)
+{
+	virConnectPtr conn = virConnectOpen("test:///default");
+	struct vmconf conf;
+	double secs;
+
+	assert_non_null(conn);
+	assert_non_null(mkdtemp(stop_top));
+	assert_int_equal(vmconf_load(&conf, NULL), 0);
+	free(conf.libvirt_uri);
+	conf.libvirt_uri = strdup("test:///default");
+	conf.shutdown_timeout = 2;
+	log_set_sink(log_capture);
+
+	running_guest(conn, "slurmvm-job-78.0", false);
+	logged[0] = '\0';
+	secs = replay_domain(&conf, "slurmvm-job-78.0");
+	assert_true(secs < 1.0);
+	assert_non_null(strstr(logged, "guest slurmvm-job-78.0 shut down"));
+	assert_null(strstr(logged, "destroyed"));
+
+	running_guest(conn, "slurmvm-job-79.0", true);
+	logged[0] = '\0';
+	secs = replay_domain(&conf, "slurmvm-job-79.0");
+	assert_true(secs >= 2.0);
+	assert_non_null(strstr(logged,
+			       "guest slurmvm-job-79.0 did not shut down "
+			       "within ShutdownTimeout=2s"));
+	assert_non_null(strstr(logged, "; destroyed"));
+	assert_null(virDomainLookupByName(conn, "slurmvm-job-79.0"));
+
+	log_set_sink(NULL);
+	vmconf_free(&conf);
+	virConnectClose(conn);
+	snprintf(logged, sizeof(logged), "rm -rf %s", stop_top);
+	run(logged);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_isolation_kept_while_guest_may_run),
 		cmocka_unit_test(test_earlier_incarnation_leaves_later_alone),
 		cmocka_unit_test(test_earlier_incarnation_leaves_devices),
+		cmocka_unit_test(test_guest_stop_logged_as_clean_or_destroyed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,95 @@
+#!/bin/bash
+# The admin's path (issue #25): a clean Debian 12 root (root.sh) with the
+# Slurm node and the distribution packages doc/admin-guide.md names, then,
+# inside it, what the guide tells an admin to do (admin_path_node.sh): the
+# built .debs installed, the examples and the guide's commands applied to
+# /etc/slurm and /var/lib/slurm/slurmd, `slurm-vm check-config` silent, the
+# daemons started as their units would, a user, the stock cloud image in the
+# catalog, and the user's first VM job, whose task must run in the guest.
+# Any step the test needs that the guide does not say is a bug in the guide.
+#
+#   tests/platform/test_admin_path.sh [--prepare]
+#       --prepare: only build (or find up to date) the root and the cloud
+#       image, for a CI stage to overlap them with other work.
+# Environment: SLURM_VM_DEBS (the built .debs; default build-debs/, made by
+# tests/packaging.sh), SVM_ADMIN_KEEP=1 keeps the scratch directory (the
+# root's writes and the logs) after a success too; SVM_ADMIN_QEMU_NS=1
+# keeps libvirt's per-domain /dev namespace (fails in this chroot, see
+# admin_path_node.sh).
+# Boots one guest and starts slurmd and libvirtd: run it under
+# `flock /tmp/slurm-vm-cluster.lock`. Needs root.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+debs=${SLURM_VM_DEBS:-$repo/build-debs}
+
+# A plain Slurm 22.05 node with munge, and the packages section 2 of the
+# guide names (opensm only on the subnet manager's node: not here).
+pkgs=(slurmd slurmctld slurm-client munge
+	libvirt-daemon-system qemu-system-x86 ovmf genisoimage driverctl
+	mstflint rdma-core infiniband-diags libpmix-dev)
+
+die() {
+	echo "test_admin_path: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" = 0 ] || die "run as root"
+# The package list is the guide's: a package it no longer names is a test
+# that no longer follows it.
+for p in "${pkgs[@]:4}"; do
+	grep -q "\`$p\`" "$repo/doc/admin-guide.md" ||
+		die "doc/admin-guide.md does not name $p any more: update the test's package list"
+done
+
+t0=$(date +%s)
+root=$("$here/root.sh" build bookworm "${pkgs[@]}")
+image=$("$repo/tests/guest/build-cloud.sh")
+echo "test_admin_path: root and image ready in $(($(date +%s) - t0)) s"
+[ "${1:-}" != --prepare ] || exit 0
+
+ls "$debs"/slurm-vm_*_amd64.deb >/dev/null 2>&1 ||
+	die "no packages in $debs: tests/packaging.sh $debs builds them (or set SLURM_VM_DEBS)"
+
+scratch=$(mktemp -d /var/tmp/svm-admin-path.XXXXXX)
+out=$scratch/out
+mkdir -p "$out"
+
+# Whatever the node script left in its mount namespace (it stops its
+# daemons by pid file; this is the net under it): found by namespace id,
+# killed by pid, and a failure.
+leftovers() {
+	local ns pid n=0
+	ns=$(cat "$out/mntns" 2>/dev/null) || return 0
+	for pid in /proc/[0-9]*; do
+		pid=${pid#/proc/}
+		[ "$(readlink "/proc/$pid/ns/mnt" 2>/dev/null)" = "$ns" ] || continue
+		echo "test_admin_path: left running: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" >&2
+		kill -9 "$pid" 2>/dev/null || true
+		n=$((n + 1))
+	done
+	[ "$n" = 0 ]
+}
+
+rc=0
+"$here/root.sh" enter --scratch "$scratch/root" \
+	--bind "$repo:/srv/slurm-vm" --bind "$debs:/srv/debs" \
+	--bind "$image:/srv/debian12.qcow2" --bind "$out:/srv/out" \
+	"$root" -- env SVM_ADMIN_QEMU_NS="${SVM_ADMIN_QEMU_NS:-0}" \
+	bash /srv/slurm-vm/tests/platform/admin_path_node.sh \
+	/srv/slurm-vm /srv/debs /srv/debian12.qcow2 /srv/out || rc=$?
+sleep 1
+leftovers || rc=1
+if findmnt -rn -o TARGET | grep -qF "$scratch"; then
+	echo "test_admin_path: mounts left under $scratch" >&2
+	rc=1
+fi
+echo "test_admin_path: $(($(date +%s) - t0)) s in all"
+if [ "$rc" = 0 ] && [ "${SVM_ADMIN_KEEP:-0}" != 1 ]; then
+	rm -rf --one-file-system "$scratch"
+else
+	echo "test_admin_path: the root's writes and the logs: $scratch" >&2
+fi
+[ "$rc" = 0 ] && echo "PASS: test_admin_path" || echo "FAIL: test_admin_path"
+exit "$rc"
