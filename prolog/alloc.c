@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "compat.h"
 #include "gresconf.h"
 #include "gresgen.h"
 #include "log.h"
@@ -23,6 +24,7 @@ int alloc_slurm_retrying(uint32_t job_id, int (*load)(void *), void *arg)
 {
 	unsigned delay = 1;
 
+	slurm_compat_init();
 	for (int attempt = 1;; attempt++) {
 		if (load(arg) == SLURM_SUCCESS)
 			return 0;
@@ -30,12 +32,12 @@ int alloc_slurm_retrying(uint32_t job_id, int (*load)(void *), void *arg)
 			log_error("job %u: slurmctld did not answer after %d "
 				  "tries (%s)",
 				  job_id, attempt,
-				  slurm_strerror(slurm_get_errno()));
+				  slurm_strerror(slurm_compat_errno()));
 			return -EAGAIN;
 		}
 		log_warn("job %u: slurmctld did not answer (%s); retrying in "
 			 "%us",
-			 job_id, slurm_strerror(slurm_get_errno()), delay);
+			 job_id, slurm_strerror(slurm_compat_errno()), delay);
 		sleep(delay);
 		delay *= 2;
 	}
@@ -50,7 +52,7 @@ static int load_job(void *arg)
 {
 	struct load_job *l = arg;
 
-	return slurm_load_job(l->msg, l->job_id, SHOW_DETAIL);
+	return slurm_compat_load_job(l->msg, l->job_id, SHOW_DETAIL);
 }
 
 static int load_job_retrying(uint32_t job_id, job_info_msg_t **msg)
@@ -67,39 +69,18 @@ static int load_job_retrying(uint32_t job_id, job_info_msg_t **msg)
 	return 0;
 }
 
-/* The position of @node in the job's node list, or -1. */
-static int job_node_index(const char *nodes, const char *node)
-{
-	hostlist_t hl = nodes ? slurm_hostlist_create(nodes) : NULL;
-	int idx = -1, i = 0;
-	char *h;
-
-	if (!hl)
-		return -1;
-	while (idx < 0 && (h = slurm_hostlist_shift(hl))) {
-		if (strcmp(h, node) == 0)
-			idx = i;
-		free(h);
-		i++;
-	}
-	slurm_hostlist_destroy(hl);
-	return idx;
-}
-
 static int alloc_from_job(const slurm_job_info_t *job, const char *node,
 			  struct job_alloc *a)
 {
 	char cores[4096];
-	int idx = job_node_index(job->nodes, node);
+	int idx = slurm_hostlist_position(job->nodes, node);
 	int ncpus;
 
 	if (idx < 0) {
 		log_error("job %u does not run on node %s", job->job_id, node);
 		return -ENOENT;
 	}
-	if (slurm_job_cpus_allocated_str_on_node(cores, sizeof(cores),
-						 job->job_resrcs, node) != 0 ||
-	    !cores[0]) {
+	if (slurm_job_node_cores(job, node, cores, sizeof(cores), &ncpus) < 0) {
 		log_error("job %u: no cores allocated on %s", job->job_id,
 			  node);
 		return -ENOENT;
@@ -114,7 +95,6 @@ static int alloc_from_job(const slurm_job_info_t *job, const char *node,
 			return -ENOMEM;
 	}
 	if (job->pn_min_memory & MEM_PER_CPU) {
-		ncpus = slurm_job_cpus_allocated_on_node(job->job_resrcs, node);
 		a->mem_mib = (job->pn_min_memory & ~MEM_PER_CPU) *
 			     (uint64_t)(ncpus > 0 ? ncpus : 0);
 	} else {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "compat.h"
 #include "log.h"
 #include "prolog.h"
 #include "strutil.h"
@@ -76,6 +77,7 @@ void prolog_report_node_fault(uint32_t job_id, const char *reason)
 		return;
 	snprintf(what, sizeof(what), "job %u", job_id);
 	fault_text(text, sizeof(text), what, reason);
+	slurm_compat_init();
 	slurm_init_update_node_msg(&msg);
 	msg.node_names = (char *)node;
 	msg.node_state = NODE_STATE_DRAIN;
@@ -84,13 +86,13 @@ void prolog_report_node_fault(uint32_t job_id, const char *reason)
 		log_warn("job %u: cannot drain node %s with the reason (%s); "
 			 "slurmd drains it as \"Prolog error\": the reason is "
 			 "in this log",
-			 job_id, node, slurm_strerror(slurm_get_errno()));
+			 job_id, node, slurm_strerror(slurm_compat_errno()));
 }
 
 /* Done already (another node of the job failed it first): nothing to do. */
 static int done_is_success(int rc)
 {
-	int e = slurm_get_errno();
+	int e = slurm_compat_errno();
 
 	if (rc == SLURM_SUCCESS || e == ESLURM_ALREADY_DONE ||
 	    e == ESLURM_JOB_FINISHED)
@@ -109,7 +111,7 @@ static int set_admin_comment(void *arg)
 	job_desc_msg_t desc;
 
 	slurm_init_job_desc_msg(&desc);
-	desc.job_id = c->job_id;
+	slurm_compat_job_desc_set_id(&desc, c->job_id);
 	desc.admin_comment = c->text;
 	return done_is_success(slurm_update_job(&desc));
 }
@@ -119,14 +121,14 @@ static int complete_failed(void *arg)
 	struct job_comment *c = arg;
 
 	/* Exit status 1: FAILED, Reason=NonZeroExitCode. */
-	return done_is_success(slurm_complete_job(c->job_id, 1 << 8));
+	return done_is_success(slurm_compat_complete_job(c->job_id, 1 << 8));
 }
 
 static size_t job_node_count(void)
 {
 	const char *list =
 		getenv("SLURM_JOB_NODELIST") ?: getenv("SLURM_NODELIST");
-	hostlist_t hl = list ? slurm_hostlist_create(list) : NULL;
+	slurm_hostlist_ptr hl = list ? slurm_hostlist_create(list) : NULL;
 	int n = hl ? slurm_hostlist_count(hl) : 0;
 
 	if (hl)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "compat.h"
 #include "jobnet.h"
 #include "log.h"
 #include "macro.h"
@@ -44,7 +45,7 @@ static int load_nodes(void *arg)
 static int job_nodes_load(uint32_t job_id, const char *list,
 			  struct job_nodes *jn)
 {
-	hostlist_t hl = slurm_hostlist_create(list);
+	slurm_hostlist_ptr hl = slurm_hostlist_create(list);
 	int count = hl ? slurm_hostlist_count(hl) : -1;
 	char *h;
 	int r;

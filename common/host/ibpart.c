@@ -268,20 +268,28 @@ bad:
 	return 0;
 }
 
+static int is_record_name(const struct dirent *de)
+{
+	return strncmp(de->d_name, RECORD_PREFIX, strlen(RECORD_PREFIX)) == 0 &&
+	       !file_is_replace_tmp(de->d_name);
+}
+
+/* In name order, not the directory's (tmpfs lists the newest first): a
+ * job's GUIDs come out node after node, the same file on every fs. */
 static int read_records(const char *dir, struct parts *ps)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, is_record_name, alphasort);
 	int r = 0;
 
-	if (!d)
+	if (n < 0)
 		return log_errno(errno, "%s: cannot read the records", dir);
-	while (r == 0 && (de = readdir(d)))
-		if (strncmp(de->d_name, RECORD_PREFIX, strlen(RECORD_PREFIX)) ==
-			    0 &&
-		    !file_is_replace_tmp(de->d_name))
-			r = read_record(dir, de->d_name, ps);
-	closedir(d);
+	for (int i = 0; i < n; i++) {
+		if (r == 0)
+			r = read_record(dir, names[i]->d_name, ps);
+		free(names[i]);
+	}
+	free(names);
 	return r;
 }
 

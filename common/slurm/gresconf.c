@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "compat.h"
 #include "gresconf.h"
 #include "log.h"
 #include "macro.h"
@@ -18,7 +19,7 @@
 
 static bool node_matches(const char *hostlist, const char *node)
 {
-	hostlist_t hl = slurm_hostlist_create(hostlist);
+	slurm_hostlist_ptr hl = slurm_hostlist_create(hostlist);
 	bool found = false;
 	char *h;
 

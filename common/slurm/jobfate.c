@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compat.h"
 #include "jobfate.h"
 #include "log.h"
 
@@ -37,8 +38,8 @@ int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
 
 	if (uid)
 		*uid = -1;
-	if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
-		err = slurm_get_errno();
+	if (slurm_compat_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
+		err = slurm_compat_errno();
 		if (err == ESLURM_INVALID_JOB_ID) {
 			*fate = JOB_FATE_ENDED;
 			snprintf(why, why_len, "unknown to slurmctld");
@@ -98,9 +99,10 @@ int jobs_active(uint32_t **ids, size_t *n)
 
 	*ids = NULL;
 	*n = 0;
+	slurm_compat_init();
 	if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
 		return log_errno(EHOSTDOWN, "slurmctld unreachable: %s",
-				 slurm_strerror(slurm_get_errno()));
+				 slurm_strerror(slurm_compat_errno()));
 	v = calloc(msg->record_count ? msg->record_count : 1, sizeof(*v));
 	if (!v) {
 		slurm_free_job_info_msg(msg);

@@ -1,12 +1,15 @@
 # room: slurm uses: core job
 # What needs libslurm, which spank_vm.so must not link: whether a job has
 # ended (slurmctld), and gres.conf's lines of a node (libslurm's hostlist).
+# compat.h: what differs between the Slurm releases it builds against.
 noinst_LTLIBRARIES += common/slurm/libslurmvm-slurm.la
 common_slurm_libslurmvm_slurm_la_SOURCES = \
 	common/slurm/jobfate.c \
 	common/slurm/jobfate.h \
 	common/slurm/gresconf.c \
-	common/slurm/gresconf.h
+	common/slurm/gresconf.h \
+	common/slurm/compat.c \
+	common/slurm/compat.h
 common_slurm_libslurmvm_slurm_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
 	$(HWLOC_CFLAGS)
 common_slurm_libslurmvm_slurm_la_LIBADD = $(SLURM_LIBS)

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compat.h"
+
 extern char **environ;
 
 int main(int argc, char **argv)
@@ -33,6 +35,7 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
+	slurm_compat_init();
 	slurm_init_job_desc_msg(&desc);
 	desc.name = "svm-raw";
 	desc.user_id = getuid();
@@ -50,10 +53,10 @@ int main(int argc, char **argv)
 	desc.spank_job_env_size = (uint32_t)(argc - 3);
 	if (slurm_submit_batch_job(&desc, &resp) != SLURM_SUCCESS) {
 		fprintf(stderr, "submit: %s\n",
-			slurm_strerror(slurm_get_errno()));
+			slurm_strerror(slurm_compat_errno()));
 		return 1;
 	}
-	printf("%u\n", resp->job_id);
+	printf("%u\n", slurm_compat_submitted_job_id(resp));
 	slurm_free_submit_response_response_msg(resp);
 	return 0;
 }

@@ -43,7 +43,8 @@ endif
 check_PROGRAMS += tests/cluster/svm-submit-raw
 tests_cluster_svm_submit_raw_SOURCES = tests/cluster/submit-raw.c
 tests_cluster_svm_submit_raw_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
-tests_cluster_svm_submit_raw_LDADD = $(SLURM_LIBS)
+tests_cluster_svm_submit_raw_LDADD = common/slurm/libslurmvm-slurm.la \
+	common/host/libslurmvm-host.la
 
 # slurm-vm ib-partitions read by OpenSM's own parser (compiled by the test
 # from the OpenSM source, scripts/install-deps.sh --opensm-source).

@@ -20,3 +20,11 @@ tests_unit_test_slurm_map_LDADD = $(UNIT_LDADD)
 # sysfs trees (made by tests/fixtures/mksysfs.py) and hwloc topologies
 EXTRA_DIST += tests/fixtures/mksysfs.py tests/fixtures/sysfs \
 	tests/fixtures/topology tests/cluster/test_domain_xml.sh
+
+# The job's cores on a node from Slurm's job_resources layout, the path of
+# Slurm 24.11 and later (common/slurm/compat.h), mapped to OS CPUs.
+check_PROGRAMS += tests/unit/test_slurm_compat
+TESTS += tests/unit/test_slurm_compat
+tests_unit_test_slurm_compat_CPPFLAGS = $(UNIT_CPPFLAGS) $(SLURM_CPPFLAGS)
+tests_unit_test_slurm_compat_LDADD = common/slurm/libslurmvm-slurm.la \
+	$(UNIT_LDADD)
