@@ -294,16 +294,6 @@ fi
 # ------------------------------------------------------------ daemons
 # munge: Debian's postinst made /etc/munge/munge.key.
 start_unit munge /run/munge/munged.pid
-# The test's own setting, not a node's: in this chroot (the root's /dev a
-# recursive bind of the host's) qemu in the private /dev libvirt makes for
-# each domain cannot make its console's PTY ("-chardev pty: Failed to create
-# PTY: No such file or directory"; the harness's libvirtd, not chrooted,
-# can), so qemu keeps the root's /dev. SVM_ADMIN_QEMU_NS=1 keeps libvirt's
-# default, to look into it.
-if [ "${SVM_ADMIN_QEMU_NS:-0}" != 1 ]; then
-	say "qemu.conf: namespaces = [ ] (this chroot's /dev; SVM_ADMIN_QEMU_NS=1 keeps libvirt's default)"
-	echo 'namespaces = [ ]' >>/etc/libvirt/qemu.conf
-fi
 start_unit virtlogd /run/virtlogd.pid.x
 start_unit libvirtd /run/libvirtd.pid.x
 for _ in $(seq 1 300); do

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Debian roots of a platform (doc: /work/shared/DESIGN.md "Platforms"): a
 # directory tree made by mmdebstrap from the apt mirror, entered with a
-# private mount namespace and chroot. Everything of a platform (its Slurm,
+# private mount namespace and pivot_root. Everything of a platform (its Slurm,
 # libvirtd, qemu, the build) runs inside its root, with its own glibc.
 #
 #   tests/platform/root.sh build SUITE [PACKAGE...]
@@ -20,7 +20,7 @@
 #       mounts) and /dev bound recursively, a private tmpfs on /run and
 #       /tmp, the host's /etc/hosts and /etc/resolv.conf (same network),
 #       each --bind SRC bound at DST inside (DST made if need be),
-#       then chroot. With --scratch, ROOT stays as built: COMMAND sees an
+#       then pivot_root. With --scratch, ROOT stays as built: COMMAND sees an
 #       overlay of it whose writes go to DIR/upper (kept for inspection,
 #       DIR made if need be), so each run starts from the same clean root.
 #       The mounts go with the namespace when COMMAND's last process ends.
@@ -73,7 +73,8 @@ build() {
 		{
 			echo "$suite"
 			printf '%s\n' "${pkgs[@]+"${pkgs[@]}"}"
-			sha256sum <"$0"
+			# What makes the root, not how it is entered.
+			declare -f build suite_sources | sha256sum
 			dpkg-query -W -f='${Version}\n' mmdebstrap
 		} | sha256sum | cut -c1-16
 	)
@@ -128,6 +129,9 @@ if [ -n "$scratch" ]; then
 		-o "lowerdir=$root,upperdir=$scratch/upper,workdir=$scratch/work" \
 		"$scratch/merged"
 	root=$scratch/merged
+else
+	# pivot_root needs the new root to be a mount.
+	mount --bind "$root" "$root"
 fi
 for d in proc sys dev; do
 	mount --rbind "/$d" "$root/$d"
@@ -146,7 +150,13 @@ printf "%s\n" "$binds" | while IFS= read -r b; do
 	if [ -d "$src" ]; then mkdir -p "$root$dst"; else mkdir -p "$root${dst%/*}"; : >>"$root$dst"; fi
 	mount --bind "$src" "$root$dst"
 done
-exec chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+# pivot_root, not chroot: the namespace'"'"'s mount table then reads as the
+# root'"'"'s own (/dev/pts at /dev/pts), as libvirt'"'"'s per-domain /dev for
+# qemu needs when it moves the submounts of /dev.
+cd "$root"
+pivot_root . .
+umount -l .
+exec /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 "$@"
 '
 
@@ -173,7 +183,7 @@ enter() {
 	shift
 	[ "${1:-}" != -- ] || shift
 	[ -f "$root/.svm-root-complete" ] || die "$root is not a root built by root.sh build"
-	[ "$(id -u)" = 0 ] || die "run as root (mount namespaces, chroot)"
+	[ "$(id -u)" = 0 ] || die "run as root (mount namespaces, pivot_root)"
 	exec unshare -m --propagation private -- \
 		bash -c "$enter_ns_script" svm-root-ns "$root" "$scratch" "$binds" "$@"
 }

@@ -13,9 +13,9 @@
 #       image, for a CI stage to overlap them with other work.
 # Environment: SLURM_VM_DEBS (the built .debs; default build-debs/, made by
 # tests/packaging.sh), SVM_ADMIN_KEEP=1 keeps the scratch directory (the
-# root's writes and the logs) after a success too; SVM_ADMIN_QEMU_NS=1
-# keeps libvirt's per-domain /dev namespace (fails in this chroot, see
-# admin_path_node.sh).
+# root's writes and the logs) after a success too. libvirt keeps its
+# defaults (qemu in a private /dev per domain: root.sh enters with
+# pivot_root, so the mount table reads as on a node).
 # Boots one guest and starts slurmd and libvirtd: run it under
 # `flock /tmp/slurm-vm-cluster.lock`. Needs root.
 set -euo pipefail
@@ -76,8 +76,7 @@ rc=0
 "$here/root.sh" enter --scratch "$scratch/root" \
 	--bind "$repo:/srv/slurm-vm" --bind "$debs:/srv/debs" \
 	--bind "$image:/srv/debian12.qcow2" --bind "$out:/srv/out" \
-	"$root" -- env SVM_ADMIN_QEMU_NS="${SVM_ADMIN_QEMU_NS:-0}" \
-	bash /srv/slurm-vm/tests/platform/admin_path_node.sh \
+	"$root" -- bash /srv/slurm-vm/tests/platform/admin_path_node.sh \
 	/srv/slurm-vm /srv/debs /srv/debian12.qcow2 /srv/out || rc=$?
 sleep 1
 leftovers || rc=1
