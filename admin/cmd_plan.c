@@ -334,11 +334,6 @@ static int plan_write_seed(const struct plan_opts *o, const struct vmconf *conf,
 	struct passwd *pw;
 	int r;
 
-	if (geteuid() != 0) {
-		log_error("--seed-dir needs root: the seed is made the user's "
-			  "and their keys are read as them, as in the prolog");
-		return -EPERM;
-	}
 	pw = getpwnam(o->user);
 	if (!pw) {
 		log_error("--user %s: no such user on this node", o->user);
@@ -472,6 +467,13 @@ int cmd_plan(int argc, char **argv)
 	r = plan_parse(argc, argv, &o);
 	if (r)
 		return r == 1 ? 0 : r;
+	/* Before anything is read: a user's run would fail later, on a file
+	 * only root may read, with a less useful message. */
+	if (o.seed_dir && geteuid() != 0) {
+		log_error("--seed-dir needs root: the seed is made the user's "
+			  "and their keys are read as them, as in the prolog");
+		return 1;
+	}
 	if (admin_load_config(&conf, o.config, o.sysfs, o.topology, o.sets) < 0)
 		return 1;
 	r = plan_run(&o, &conf);
