@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds slurm-vm with --enable-werror and runs its unit tests (make check)
 # against the Slurm of a Debian suite, inside that suite's platform root
-# (doc: /work/shared/DESIGN.md "Platforms").
+# (tests/platform/root.sh).
 #
 #   tests/platform/build-check.sh SUITE     (trixie: Slurm 24.11, forky: 26.05)
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Debian roots of a platform (doc: /work/shared/DESIGN.md "Platforms"): a
+# Debian roots of a platform (a Debian suite and the Slurm it carries): a
 # directory tree made by mmdebstrap from the apt mirror, entered with a
 # private mount namespace and pivot_root. Everything of a platform (its Slurm,
 # libvirtd, qemu, the build) runs inside its root, with its own glibc.
