@@ -3,6 +3,8 @@
 # stopped, logged.
 check_PROGRAMS += tests/unit/test_teardown
 TESTS += tests/unit/test_teardown
+tests_unit_test_teardown_SOURCES = tests/unit/test_teardown.c tests/unit/holder.c \
+	tests/unit/holder.h
 tests_unit_test_teardown_CPPFLAGS = $(UNIT_CPPFLAGS) $(LIBVIRT_CFLAGS)
 tests_unit_test_teardown_LDADD = $(UNIT_LDADD) $(LIBVIRT_LIBS)
 

@@ -1,6 +1,8 @@
 # Guests of a StateDir and their reclaim (common/host/reclaim.h), without libvirt.
 check_PROGRAMS += tests/unit/test_reclaim
 TESTS += tests/unit/test_reclaim
+tests_unit_test_reclaim_SOURCES = tests/unit/test_reclaim.c tests/unit/holder.c \
+	tests/unit/holder.h
 tests_unit_test_reclaim_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_reclaim_LDADD = $(UNIT_LDADD)
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "holder.h"
 #include "journal.h"
 #include "log.h"
 #include "reclaim.h"
@@ -472,36 +473,6 @@ static void test_take_names_after_wrap(void **state)
 	close(locked);
 	assert_int_equal(take_names(33, 0, &res, left, sizeof(left)), 0);
 	assert_int_equal(if_nametoindex(WRAP_BRIDGE), 0);
-}
-
-/* A child holding @path open, as @uid (0: stays root); @setuid_root:
- * effective uid 0, as a set-uid program the user started. */
-static pid_t spawn_holder(const char *path, uid_t uid, bool setuid_root)
-{
-	int ready[2];
-	char c;
-	pid_t child;
-
-	assert_int_equal(pipe(ready), 0);
-	child = fork();
-	if (child == 0) {
-		int fd = open(path, O_RDONLY);
-
-		if (fd < 0 || (uid && setgid(uid) < 0))
-			_exit(1);
-		if (uid &&
-		    (setuid_root ? setresuid(uid, 0, 0) : setuid(uid)) < 0)
-			_exit(1);
-		close(ready[0]);
-		close(ready[1]);
-		pause();
-		_exit(0);
-	}
-	close(ready[1]);
-	/* EOF once the child is ready */
-	assert_int_equal(read(ready[0], &c, 1), 0);
-	close(ready[0]);
-	return child;
 }
 
 /* A user's process still holding a group file after its job is killed

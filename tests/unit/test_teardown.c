@@ -28,6 +28,7 @@
 
 #include "devices.h"
 #include "fileutil.h"
+#include "holder.h"
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
@@ -294,32 +295,6 @@ static void test_earlier_incarnation_leaves_later_alone(void **state)
 
 static char dev_top[] = "/tmp/svm-incdev.XXXXXX";
 
-/* A process of the job user holding @path open, as incarnation 1's qemu
- * holds its group file. */
-static pid_t spawn_holder(const char *path)
-{
-	int ready[2];
-	char c;
-	pid_t child;
-
-	assert_int_equal(pipe(ready), 0);
-	child = fork();
-	if (child == 0) {
-		int fd = open(path, O_RDONLY);
-
-		if (fd < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
-			_exit(1);
-		close(ready[0]);
-		close(ready[1]);
-		pause();
-		_exit(0);
-	}
-	close(ready[1]);
-	assert_int_equal(read(ready[0], &c, 1), 0); /* EOF: ready */
-	close(ready[0]);
-	return child;
-}
-
 static bool alive(pid_t pid)
 {
 	return waitpid(pid, NULL, WNOHANG) == 0;
@@ -395,7 +370,7 @@ static void test_earlier_incarnation_leaves_devices(void **state)
 		assert_int_equal(journal_append(fd1, "DEVOWNER", a), 0);
 	}
 	journal_one(fd1, "DOMAIN", "slurmvm-job-78.1", NULL);
-	qemu = spawn_holder(dev);
+	qemu = spawn_holder(dev, NOBODY, false); /* incarnation 1's qemu */
 
 	guest_from_job(&g, 78, 0);
 	assert_int_equal(guest_reclaim(&conf, &g, 0, true, &res), 0);
