@@ -1,4 +1,4 @@
-# room: admin uses: core job net host slurm
+# room: admin uses: core job net hw vm slurm
 # slurm-vm: the admin tool. One file per subcommand (admin/cmd_*.c), declared
 # in admin/commands.h and listed in the table in admin/slurm-vm.c.
 sbin_PROGRAMS += admin/slurm-vm
@@ -14,7 +14,7 @@ admin_slurm_vm_SOURCES = \
 admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
 	-DSLURM_PLUGINDIR='"$(slurm_plugindir)"' \
 	-DEXAMPLES_DIR='"$(docdir)/examples"'
-admin_slurm_vm_LDADD = common/slurm/libslurmvm-slurm.la common/host/libslurmvm-host.la \
+admin_slurm_vm_LDADD = common/slurm/libslurmvm-slurm.la common/vm/libslurmvm-vm.la \
 	$(SLURM_LIBS)
 
 # The tool on the fixtures, and check-config on a Debian-like node, in

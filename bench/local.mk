@@ -4,7 +4,7 @@
 noinst_PROGRAMS += bench/plan_bench
 bench_plan_bench_SOURCES = bench/plan_bench.c
 bench_plan_bench_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS)
-bench_plan_bench_LDADD = common/host/libslurmvm-host.la $(HWLOC_LIBS)
+bench_plan_bench_LDADD = common/vm/libslurmvm-vm.la $(HWLOC_LIBS)
 
 # Streaming round trips for bench/channel_bench.sh (1 byte echoed by a
 # command, e.g. slurm-vm-exec -- cat in the guest).

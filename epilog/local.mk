@@ -1,4 +1,4 @@
-# room: epilog uses: core job front host slurm
+# room: epilog uses: core job front hw vm slurm
 # slurm-vm-epilog: what slurmd runs (Epilog, root) for every job, libc only:
 # a plain job leaves at once; a VM job gets slurm-vm-epilog-vm, which tears
 # its guest down (common/front/front.h).
@@ -9,4 +9,4 @@ pkglibexec_PROGRAMS += epilog/slurm-vm-epilog-vm
 epilog_slurm_vm_epilog_vm_SOURCES = epilog/epilog.c
 epilog_slurm_vm_epilog_vm_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 epilog_slurm_vm_epilog_vm_LDADD = common/slurm/libslurmvm-slurm.la \
-	common/host/libslurmvm-host.la $(SLURM_LIBS)
+	common/vm/libslurmvm-vm.la $(SLURM_LIBS)

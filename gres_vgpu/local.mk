@@ -1,4 +1,4 @@
-# room: gres_vgpu uses: core job host
+# room: gres_vgpu uses: core job hw
 # gres/ibvf needs Slurm-internal headers: only with --with-slurm-source.
 if HAVE_SLURM_SOURCE
 # The Slurm half: Slurm's config.h and headers first (-iquote beats our -I.).
@@ -12,18 +12,17 @@ gres_vgpu_libibvf_slurm_la_CFLAGS = -std=gnu11 $(SAN_CFLAGS) \
 	-fstack-protector-strong -Wall $(WERROR_CFLAGS) -Wno-unused-function \
 	-Wno-pointer-sign
 
-# The plugin: the Slurm half and the parts of libslurmvm it needs (not all
-# of it: slurmd need not load libvirt and libxml2).
+# The plugin: the Slurm half and the room it needs, hw (with job, channel
+# and core under it, PIC, taken whole into the module): not vm, slurmd need
+# not load libvirt and libxml2.
 slurm_plugin_LTLIBRARIES += gres_vgpu/gres_ibvf.la
-gres_vgpu_gres_ibvf_la_SOURCES = gres_vgpu/ibvf.c gres_vgpu/ibvf.h \
-	common/host/devices.c common/host/placement.c common/host/slurm_map.c \
-	common/host/gresgen.c common/job/vmconf.c common/job/kvconf.c
+gres_vgpu_gres_ibvf_la_SOURCES = gres_vgpu/ibvf.c gres_vgpu/ibvf.h
 gres_vgpu_gres_ibvf_la_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
 	$(LIBPCI_CFLAGS)
 gres_vgpu_gres_ibvf_la_LDFLAGS = -module -avoid-version -shared \
 	-export-symbols-regex '^(init|fini|plugin_(name|type|version)|gres_p_.*)$$'
 gres_vgpu_gres_ibvf_la_LIBADD = gres_vgpu/libibvf_slurm.la \
-	common/core/libslurmvm-core.la $(HWLOC_LIBS) $(LIBPCI_LIBS)
+	common/hw/libslurmvm-hw.la
 endif
 
 if HAVE_SLURM_SOURCE

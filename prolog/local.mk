@@ -1,4 +1,4 @@
-# room: prolog uses: core job front net host slurm
+# room: prolog uses: core channel job front net hw vm slurm
 # slurm-vm-prolog: what slurmd runs (Prolog, root) for every job, libc only:
 # a plain job leaves at once; a VM job gets slurm-vm-prolog-vm, which boots
 # its guest (common/front/front.h).
@@ -11,4 +11,4 @@ prolog_slurm_vm_prolog_vm_SOURCES = prolog/prolog.c prolog/prolog.h \
 prolog_slurm_vm_prolog_vm_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
 	$(HWLOC_CFLAGS) $(LIBXML_CFLAGS)
 prolog_slurm_vm_prolog_vm_LDADD = common/slurm/libslurmvm-slurm.la \
-	common/host/libslurmvm-host.la $(SLURM_LIBS)
+	common/vm/libslurmvm-vm.la $(SLURM_LIBS)

@@ -27,7 +27,9 @@
 #include "log.h"
 #include "prolog.h"
 #include "strutil.h"
+#include "holders.h"
 #include "taskenv.h"
+#include "taskmap.h"
 
 /* A root job's tasks would run as root in the guest: the admin decides
  * (AllowRoot=), and saying no is the job's fault, never the node's. */

@@ -1,4 +1,4 @@
-# room: spank_vm uses: core job
+# room: spank_vm uses: core channel job
 # spank_vm.so: the SPANK plugin (options at submit, tasks into the guest),
 # installed in Slurm's PluginDir: plugstack.conf names it as spank_vm.so.
 slurm_plugin_LTLIBRARIES += spank_vm/spank_vm.la

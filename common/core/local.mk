@@ -1,5 +1,6 @@
 # room: core uses: -
-# libc only; linked statically into the guest agent.
+# libc only: logging, strings, files, the clock, running helper programs.
+# The static guest agent compiles its sources in (agent/local.mk).
 noinst_LTLIBRARIES += common/core/libslurmvm-core.la
 common_core_libslurmvm_core_la_SOURCES = \
 	common/core/clock.h \
@@ -8,11 +9,7 @@ common_core_libslurmvm_core_la_SOURCES = \
 	common/core/log.c \
 	common/core/log.h \
 	common/core/macro.h \
-	common/core/netenv.c \
-	common/core/netenv.h \
-	common/core/pmixenv.c \
-	common/core/pmixenv.h \
-	common/core/proto.c \
-	common/core/proto.h \
+	common/core/run.c \
+	common/core/run.h \
 	common/core/strutil.c \
 	common/core/strutil.h

@@ -1,5 +1,6 @@
-# room: job uses: core
-# libc only (and libslurmvm-core): spank_vm.so links this and nothing more.
+# room: job uses: core channel
+# libc only: vm.conf, images checked as the user, the state directory and
+# journal, tasks. spank_vm.so links this (and core, channel) and nothing more.
 noinst_LTLIBRARIES += common/job/libslurmvm-job.la
 common_job_libslurmvm_job_la_SOURCES = \
 	common/job/image.c \
@@ -20,6 +21,4 @@ common_job_libslurmvm_job_la_SOURCES = \
 	common/job/user.h \
 	common/job/vmconf.c \
 	common/job/vmconf.h
-# placement.h's types only (no hwloc calls).
-common_job_libslurmvm_job_la_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS)
-common_job_libslurmvm_job_la_LIBADD = common/core/libslurmvm-core.la
+common_job_libslurmvm_job_la_LIBADD = common/channel/libslurmvm-channel.la

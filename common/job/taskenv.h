@@ -50,17 +50,18 @@
 #include <sched.h>
 #include <stddef.h>
 
-#include "placement.h"
 #include "proto.h"
 
-#define TASKMAP_FILE	 "taskmap"
+#define TASKMAP_FILE "taskmap"
+/* A guest PCI address, "dddd:bb:ss.f" + NUL (devices.h PCI_ADDR_MAX). */
+#define TASKMAP_ADDR_MAX 16
 #define TASKMAP_MAX_SIZE (256u * 1024u)
 #define TASKENV_AFFINITY PROTO_ENV_AFFINITY
 
 struct task_map_device {
 	char gres[16];
 	int index;
-	char guest_addr[PCI_ADDR_MAX];
+	char guest_addr[TASKMAP_ADDR_MAX];
 };
 
 struct task_map {
@@ -72,9 +73,7 @@ struct task_map {
 	struct task_map_device *devices;
 };
 
-/* From the prolog's plan. Guest PCI addresses: the function on the bus of
- * the device's root port. */
-int task_map_from_plan(const struct plan *plan, struct task_map *m);
+/* From the prolog's plan: task_map_from_plan() (taskmap.h). */
 /* The file's text (malloc'd). */
 int task_map_format(const struct task_map *m, char **text);
 /* Parses the file's text; -EINVAL for anything malformed. */

@@ -1,12 +1,9 @@
 # room: net uses: core job
-# The job's private network on its node (JobNetwork=vxlan) and running the
-# helper programs root code uses (ip, bridge, nft, qemu-img, genisoimage).
-# libc only, but root's: never linked into spank_vm.so.
+# The job's private network on its node (JobNetwork=vxlan: ip, bridge,
+# nft). libc only, but root's: never linked into spank_vm.so.
 noinst_LTLIBRARIES += common/net/libslurmvm-net.la
 common_net_libslurmvm_net_la_SOURCES = \
 	common/net/jobnet.c \
 	common/net/jobnet.h \
-	common/net/jobnet_plan.c \
-	common/net/run.c \
-	common/net/run.h
+	common/net/jobnet_plan.c
 common_net_libslurmvm_net_la_LIBADD = common/job/libslurmvm-job.la

@@ -1,6 +1,8 @@
-# room: slurm uses: core job
+# room: slurm uses: core job hw vm
 # What needs libslurm, which spank_vm.so must not link: whether a job has
-# ended (slurmctld), and gres.conf's lines of a node (libslurm's hostlist).
+# ended (slurmctld) and reclaiming its guest only then (vm), gres.conf's
+# lines of a node (libslurm's hostlist, hw's numbering). The top room of
+# common/: nothing below it links libslurm.
 # compat.h: what differs between the Slurm releases it builds against.
 noinst_LTLIBRARIES += common/slurm/libslurmvm-slurm.la
 common_slurm_libslurmvm_slurm_la_SOURCES = \

@@ -3,7 +3,7 @@
 if ENABLE_FUZZING
 PROTO_FUZZ_CF = $(AM_CFLAGS) -fsanitize=fuzzer
 PROTO_FUZZ_LF = $(AM_LDFLAGS) -fsanitize=fuzzer
-PROTO_FUZZ_LIBS = common/core/libslurmvm-core.la
+PROTO_FUZZ_LIBS = common/channel/libslurmvm-channel.la
 
 noinst_PROGRAMS += tests/fuzz/fuzz_proto_frame tests/fuzz/gen_corpus
 tests_fuzz_fuzz_proto_frame_SOURCES = tests/fuzz/fuzz_proto_frame.c tests/fuzz/fuzz_proto.h

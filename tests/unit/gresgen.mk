@@ -1,4 +1,4 @@
-# gres.conf lines of a node and SLURM_JOB_IBVFS (common/host/gresgen.h)
+# gres.conf lines of a node and SLURM_JOB_IBVFS (common/hw/gresgen.h)
 check_PROGRAMS += tests/unit/test_gresgen
 TESTS += tests/unit/test_gresgen
 tests_unit_test_gresgen_CPPFLAGS = $(UNIT_CPPFLAGS) $(HWLOC_CFLAGS)

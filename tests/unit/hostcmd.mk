@@ -5,5 +5,5 @@ tests_unit_test_hostcmd_SOURCES = tests/unit/test_hostcmd.c \
 	agent/hostcmd.c agent/hostcmd.h agent/hostcmd_host.c \
 	agent/hostcmd_env.c agent/hostcmd_env.h agent/util.c agent/util.h
 tests_unit_test_hostcmd_CPPFLAGS = $(UNIT_CPPFLAGS) -I$(top_srcdir)/agent
-tests_unit_test_hostcmd_LDADD = common/core/libslurmvm-core.la $(CMOCKA_LIBS)
+tests_unit_test_hostcmd_LDADD = common/channel/libslurmvm-channel.la $(CMOCKA_LIBS)
 TESTS += tests/unit/test_hostcmd

@@ -8,6 +8,6 @@ tests_unit_test_jobnet_plan_LDADD = common/net/libslurmvm-net.la $(CMOCKA_LIBS)
 
 check_PROGRAMS += tests/unit/svm-jobnet
 tests_unit_svm_jobnet_SOURCES = tests/unit/svm-jobnet.c
-tests_unit_svm_jobnet_LDADD = common/host/libslurmvm-host.la
+tests_unit_svm_jobnet_LDADD = common/vm/libslurmvm-vm.la
 TESTS += tests/unit/test_jobnet.sh
 dist_noinst_SCRIPTS += tests/unit/test_jobnet.sh

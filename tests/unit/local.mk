@@ -1,7 +1,7 @@
 # Unit tests (cmocka). Each test_*.c is one program; `make check` runs them.
 if HAVE_CMOCKA
 UNIT_CPPFLAGS = $(AM_CPPFLAGS) $(CMOCKA_CFLAGS) -DSRCDIR='"$(abs_top_srcdir)"'
-UNIT_LDADD = common/host/libslurmvm-host.la $(CMOCKA_LIBS)
+UNIT_LDADD = common/vm/libslurmvm-vm.la $(CMOCKA_LIBS)
 
 check_PROGRAMS += tests/unit/test_vmconf
 tests_unit_test_vmconf_CPPFLAGS = $(UNIT_CPPFLAGS)
@@ -44,7 +44,7 @@ check_PROGRAMS += tests/cluster/svm-submit-raw
 tests_cluster_svm_submit_raw_SOURCES = tests/cluster/submit-raw.c
 tests_cluster_svm_submit_raw_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 tests_cluster_svm_submit_raw_LDADD = common/slurm/libslurmvm-slurm.la \
-	common/host/libslurmvm-host.la
+	common/vm/libslurmvm-vm.la
 
 # slurm-vm ib-partitions read by OpenSM's own parser (compiled by the test
 # from the OpenSM source, scripts/install-deps.sh --opensm-source).

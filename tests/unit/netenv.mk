@@ -2,4 +2,4 @@
 check_PROGRAMS += tests/unit/test_netenv
 TESTS += tests/unit/test_netenv
 tests_unit_test_netenv_CPPFLAGS = $(UNIT_CPPFLAGS)
-tests_unit_test_netenv_LDADD = common/core/libslurmvm-core.la $(CMOCKA_LIBS)
+tests_unit_test_netenv_LDADD = common/channel/libslurmvm-channel.la $(CMOCKA_LIBS)

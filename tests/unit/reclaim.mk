@@ -1,4 +1,4 @@
-# Guests of a StateDir and their reclaim (common/host/reclaim.h), without libvirt.
+# Guests of a StateDir and their reclaim (common/vm/reclaim.h), without libvirt.
 check_PROGRAMS += tests/unit/test_reclaim
 TESTS += tests/unit/test_reclaim
 tests_unit_test_reclaim_SOURCES = tests/unit/test_reclaim.c tests/unit/holder.c \

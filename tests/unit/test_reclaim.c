@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "holder.h"
+#include "holders.h"
 #include "journal.h"
 #include "log.h"
 #include "reclaim.h"

@@ -16,6 +16,7 @@
 #include "multiprog.h"
 #include "strutil.h"
 #include "taskenv.h"
+#include "taskmap.h"
 
 /* ---- --multi-prog ---- */
 

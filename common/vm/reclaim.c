@@ -7,12 +7,10 @@
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,252 +22,6 @@
 #include "log.h"
 #include "reclaim.h"
 #include "strutil.h"
-
-/* "job-<id>.<restart>" exactly as statedir_name() writes it. */
-static int parse_state_name(const char *name, uint32_t *job, unsigned *restart)
-{
-	char canon[64];
-	unsigned id, rc;
-	char tail;
-
-	if (sscanf(name, "job-%u.%u%c", &id, &rc, &tail) != 2)
-		return -EINVAL;
-	if (statedir_name(id, rc, canon, sizeof(canon)) < 0 ||
-	    strcmp(canon, name) != 0)
-		return -EINVAL;
-	*job = id;
-	*restart = rc;
-	return 0;
-}
-
-static struct guest *guest_find_or_add(struct guest_list *list,
-				       const char *name, uint32_t job,
-				       unsigned restart)
-{
-	struct guest *v;
-
-	for (size_t i = 0; i < list->n; i++)
-		if (strcmp(list->v[i].name, name) == 0)
-			return &list->v[i];
-	v = realloc(list->v, (list->n + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	list->v = v;
-	v = &list->v[list->n++];
-	guest_from_job(v, job, restart);
-	v->has_state = false;
-	return v;
-}
-
-void guest_from_job(struct guest *g, uint32_t job_id, unsigned restart)
-{
-	memset(g, 0, sizeof(*g));
-	statedir_name(job_id, restart, g->name, sizeof(g->name));
-	g->job_id = job_id;
-	g->restart = restart;
-	g->has_state = true;
-	g->uid = -1;
-}
-
-static int scan_state_dirs(const struct vmconf *conf, struct guest_list *list)
-{
-	_cleanup_close_ int top = -1;
-	struct dirent *de;
-	DIR *d;
-	int r = 0;
-
-	top = open(conf->state_dir,
-		   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (top < 0)
-		return errno == ENOENT
-			       ? 0
-			       : log_errno(errno, "cannot open StateDir %s",
-					   conf->state_dir);
-	d = fdopendir(dup(top));
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char marker[sizeof(de->d_name) + sizeof(GUEST_TORN_DOWN_FILE) +
-			    1];
-		struct stat st;
-		struct guest *g;
-		uint32_t job;
-		unsigned restart;
-
-		if (parse_state_name(de->d_name, &job, &restart) < 0 ||
-		    fstatat(top, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode))
-			continue;
-		g = guest_find_or_add(list, de->d_name, job, restart);
-		if (!g) {
-			r = -ENOMEM;
-			break;
-		}
-		g->has_state = true;
-		snprintf(marker, sizeof(marker), "%s/" GUEST_TORN_DOWN_FILE,
-			 de->d_name);
-		g->torn_down =
-			fstatat(top, marker, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	}
-	closedir(d);
-	return r;
-}
-
-int guest_earlier_incarnations(const struct vmconf *conf, uint32_t job_id,
-			       unsigned restart, unsigned *out, size_t max)
-{
-	struct guest_list list = { 0 };
-	size_t n = 0;
-	int r;
-
-	r = scan_state_dirs(conf, &list);
-	for (size_t i = 0; r == 0 && i < list.n && n < max; i++) {
-		const struct guest *g = &list.v[i];
-
-		if (g->job_id == job_id && g->restart < restart &&
-		    !g->torn_down)
-			out[n++] = g->restart;
-	}
-	guest_list_free(&list);
-	return r < 0 ? r : (int)n;
-}
-
-static int guest_cmp(const void *a, const void *b)
-{
-	const struct guest *x = a, *y = b;
-
-	if (x->job_id != y->job_id)
-		return x->job_id < y->job_id ? -1 : 1;
-	return x->restart < y->restart ? -1 : x->restart > y->restart;
-}
-
-/* The same resource: NFT names it by family and table, the others by
- * their first argument (device, VF directory, record file). */
-static bool same_resource(const struct journal_entry *a,
-			  const struct journal_entry *b)
-{
-	size_t n = strcmp(a->verb, "NFT") == 0 ? 2 : 1;
-
-	if (strcmp(a->verb, b->verb) != 0 || a->n_args < n || b->n_args < n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(a->args[i], b->args[i]) != 0)
-			return false;
-	return true;
-}
-
-/* The journal in state directory @name, read into @j (journal_free), and
- * its first record of @e's resource: its index + 1, or 0 when none. */
-static int journal_find(const struct vmconf *conf, const char *name,
-			const struct journal_entry *e, struct journal *j)
-{
-	_cleanup_close_ int fd = statedir_open(conf->state_dir, name, false);
-	int r;
-
-	memset(j, 0, sizeof(*j));
-	if (fd < 0)
-		return fd == -ENOENT ? 0 : fd; /* reclaimed meanwhile */
-	r = journal_read(fd, j);
-	if (r < 0)
-		return log_errno(r, "cannot read the journal of %s/%s",
-				 conf->state_dir, name);
-	for (size_t i = 0; i < j->n_entries; i++)
-		if (same_resource(&j->entries[i], e))
-			return (int)i + 1;
-	return 0;
-}
-
-/* The incarnations of job @job_id here, not torn down, with a restart
- * count in [@lo, @hi), lowest first. */
-static int incarnations_scan(const struct vmconf *conf, uint32_t job_id,
-			     unsigned lo, unsigned hi, struct guest_list *list)
-{
-	size_t n = 0;
-	int r;
-
-	memset(list, 0, sizeof(*list));
-	r = scan_state_dirs(conf, list);
-	if (r < 0) {
-		guest_list_free(list);
-		return r;
-	}
-	for (size_t i = 0; i < list->n; i++)
-		if (list->v[i].job_id == job_id && list->v[i].restart >= lo &&
-		    list->v[i].restart < hi && !list->v[i].torn_down)
-			list->v[n++] = list->v[i];
-	list->n = n;
-	if (n)
-		qsort(list->v, n, sizeof(*list->v), guest_cmp);
-	return 0;
-}
-
-int guest_later_holder(const struct vmconf *conf, const struct guest *g,
-		       const struct journal_entry *e, char *holder,
-		       size_t holder_len)
-{
-	struct guest_list list;
-	struct journal j;
-	int r;
-
-	/* Read when the record is undone, not before the guest stopped: a
-	 * later incarnation's prolog may have journaled it meanwhile. */
-	r = incarnations_scan(conf, g->job_id, g->restart + 1, UINT_MAX, &list);
-	for (size_t i = 0; r == 0 && i < list.n; i++) {
-		r = journal_find(conf, list.v[i].name, e, &j);
-		journal_free(&j);
-		if (r > 0)
-			snprintf(holder, holder_len, "%s", list.v[i].name);
-	}
-	guest_list_free(&list);
-	return r < 0 ? r : r > 0;
-}
-
-int guest_earlier_record(const struct vmconf *conf, uint32_t job_id,
-			 unsigned restart, const char *verb, const char *what,
-			 struct journal *j, const struct journal_entry **found)
-{
-	struct journal_entry e = { .verb = (char *)verb,
-				   .args = { (char *)what },
-				   .n_args = 1 };
-	struct guest_list list;
-	int r;
-
-	memset(j, 0, sizeof(*j));
-	*found = NULL;
-	r = incarnations_scan(conf, job_id, 0, restart, &list);
-	for (size_t i = 0; r == 0 && i < list.n; i++) {
-		journal_free(j);
-		r = journal_find(conf, list.v[i].name, &e, j);
-		if (r > 0)
-			*found = &j->entries[r - 1];
-	}
-	guest_list_free(&list);
-	return r < 0 ? r : *found != NULL;
-}
-
-int guest_earlier_vf_state(const struct vmconf *conf, uint32_t job_id,
-			   unsigned restart, const char *vf_dir,
-			   struct ibpart_vf_state *old)
-{
-	const struct journal_entry *e;
-	struct journal j;
-	int r;
-
-	r = guest_earlier_record(conf, job_id, restart, "IBGUID", vf_dir, &j,
-				 &e);
-	if (r > 0) {
-		r = e->n_args == 4 ? ibpart_vf_state_set(old, e->args[1],
-							 e->args[2], e->args[3])
-				   : -EBADMSG;
-		r = r < 0 ? log_errno(r,
-				      "%s: the IBGUID record of an earlier "
-				      "incarnation of job %u is malformed",
-				      vf_dir, job_id)
-			  : 1;
-	}
-	journal_free(&j);
-	return r;
-}
 
 /* ---------------------------------------------------------------- XML */
 
@@ -419,12 +171,12 @@ static int scan_domain(const struct vmconf *conf, struct guest_list *list,
 		r = -ENOMEM;
 	ours = strncmp(name, GUEST_DOMAIN_PREFIX,
 		       strlen(GUEST_DOMAIN_PREFIX)) == 0 &&
-	       parse_state_name(state_name, &job, &restart) == 0 &&
+	       guest_name_parse(state_name, &job, &restart) == 0 &&
 	       asprintf(&prefix, "%s/%s/", conf->state_dir, state_name) >= 0 &&
 	       domain_tied(ctx, prefix);
 	if (!r && ours) {
 		struct guest *g =
-			guest_find_or_add(list, state_name, job, restart);
+			guest_list_add(list, state_name, job, restart);
 
 		if (!g)
 			r = -ENOMEM;
@@ -448,7 +200,7 @@ int guests_scan(const struct vmconf *conf, struct guest_list *list)
 	int r;
 
 	memset(list, 0, sizeof(*list));
-	r = scan_state_dirs(conf, list);
+	r = guest_list_scan_state(conf, list);
 	if (r < 0)
 		goto out;
 	if (!conf->boot || hv_open(conf->libvirt_uri, &hv) < 0 ||
@@ -465,26 +217,8 @@ out:
 		return r;
 	}
 	if (list->n)
-		qsort(list->v, list->n, sizeof(*list->v), guest_cmp);
+		qsort(list->v, list->n, sizeof(*list->v), guest_order);
 	return 0;
-}
-
-void guest_list_free(struct guest_list *list)
-{
-	for (size_t i = 0; i < list->n; i++) {
-		for (size_t k = 0; k < list->v[i].n_devices; k++) {
-			free(list->v[i].devices[k].addr);
-			free(list->v[i].devices[k].gres);
-		}
-		free(list->v[i].devices);
-	}
-	for (size_t i = 0; i < list->n_foreign; i++) {
-		free(list->foreign[i].addr);
-		free(list->foreign[i].domain);
-	}
-	free(list->v);
-	free(list->foreign);
-	memset(list, 0, sizeof(*list));
 }
 
 const struct guest *guests_holding(const struct guest_list *list,
@@ -657,7 +391,7 @@ int kept_expire(const struct vmconf *conf, time_t now, unsigned *removed)
 	*removed = 0;
 	if (!conf->keep_for_hours)
 		return 0;
-	r = scan_state_dirs(conf, &list);
+	r = guest_list_scan_state(conf, &list);
 	top = open(conf->state_dir,
 		   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	for (size_t i = 0; r == 0 && top >= 0 && i < list.n; i++) {
@@ -688,7 +422,7 @@ int kept_remove_job(const struct vmconf *conf, uint32_t job_id,
 	int r, failed = 0;
 
 	*removed = *not_torn_down = 0;
-	r = scan_state_dirs(conf, &list);
+	r = guest_list_scan_state(conf, &list);
 	for (size_t i = 0; r == 0 && i < list.n; i++) {
 		if (list.v[i].job_id != job_id)
 			continue;
@@ -747,7 +481,7 @@ int guest_reclaim_incarnations(const struct vmconf *conf, uint32_t job_id,
 	int r;
 
 	memset(res, 0, sizeof(*res));
-	r = incarnations_scan(conf, job_id, 0, UINT_MAX, &list);
+	r = guest_list_scan_incarnations(conf, job_id, 0, UINT_MAX, &list);
 	/* The highest first: the lower ones then find no later holder of
 	 * what they share, and undo it. */
 	for (size_t i = list.n; r == 0 && i-- > 0;) {
@@ -775,161 +509,5 @@ int guest_reclaim_incarnations(const struct vmconf *conf, uint32_t job_id,
 			r = 0; /* reclaimed meanwhile */
 	}
 	guest_list_free(&list);
-	return r;
-}
-
-/* ----------------------------------------------------- device holders */
-
-static bool fd_dir_has(const char *pid, const char *target)
-{
-	char dir[64], link[PATH_MAX + 1], path[PATH_MAX];
-	struct dirent *de;
-	bool found = false;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
-	d = opendir(dir);
-	if (!d)
-		return false;
-	while (!found && (de = readdir(d))) {
-		ssize_t n;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = '\0';
-		found = strcmp(link, target) == 0;
-	}
-	closedir(d);
-	return found;
-}
-
-static void proc_comm(unsigned pid, char *comm, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(comm, len, "?");
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(comm, (int)len, f))
-		comm[strcspn(comm, "\n")] = '\0';
-	fclose(f);
-}
-
-/* The real uid of @pid, -1 when it is gone. The real one: a set-uid
- * program a user started (su waiting for a password) is still the user's,
- * and must not pass for a holder of root's, which drains the node. */
-static long proc_uid(unsigned pid)
-{
-	char path[64], line[256];
-	unsigned ruid;
-	long uid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %u", &ruid) == 1) {
-			uid = (long)ruid;
-			break;
-		}
-	fclose(f);
-	return uid;
-}
-
-/* SIGKILL to @h if it still is a process of the same uid holding @target:
- * a pidfd pins the process, so a recycled pid is never signalled. */
-static void holder_kill(const char *target, const struct device_holder *h)
-{
-	_cleanup_close_ int pfd =
-		(int)syscall(SYS_pidfd_open, (pid_t)h->pid, 0);
-	char pid[16];
-
-	if (pfd < 0 && errno != ENOSYS)
-		return; /* gone */
-	snprintf(pid, sizeof(pid), "%d", (int)h->pid);
-	if (proc_uid((unsigned)h->pid) != h->uid || !fd_dir_has(pid, target))
-		return;
-	if (pfd < 0) /* a kernel before 5.3: checked just now */
-		kill(h->pid, SIGKILL);
-	else
-		syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
-}
-
-/* Every process other than ours with @target open: how many (or -errno);
- * @h gets a root one if there is, else the first. With @kill, each that is
- * not root's is sent SIGKILL. */
-static int holders_scan(const char *target, bool kill, struct device_holder *h)
-{
-	struct device_holder cur;
-	struct dirent *de;
-	unsigned self = (unsigned)getpid(), p;
-	int n = 0;
-	DIR *d;
-
-	d = opendir("/proc");
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (str_to_uint(de->d_name, &p) < 0 || p == self)
-			continue;
-		if (!fd_dir_has(de->d_name, target))
-			continue;
-		cur.pid = (pid_t)p;
-		cur.uid = proc_uid(p);
-		proc_comm(p, cur.comm, sizeof(cur.comm));
-		if (n++ == 0 || cur.uid == 0)
-			*h = cur;
-		if (kill && cur.uid > 0)
-			holder_kill(target, &cur);
-	}
-	closedir(d);
-	return n;
-}
-
-int device_file_holder(const char *path, pid_t *pid, char *comm,
-		       size_t comm_len)
-{
-	_cleanup_free_ char *target = realpath(path, NULL);
-	struct device_holder h;
-	int r;
-
-	if (!target)
-		return errno == ENOENT ? 0 : -errno;
-	r = holders_scan(target, false, &h);
-	if (r > 0) {
-		*pid = h.pid;
-		snprintf(comm, comm_len, "%s", h.comm);
-	}
-	return r > 0 ? 1 : r;
-}
-
-int device_file_free(const char *path, unsigned wait_ms,
-		     struct device_holder *h, unsigned *killed)
-{
-	_cleanup_free_ char *target = realpath(path, NULL);
-	unsigned waited = 0;
-	int r;
-
-	*killed = 0;
-	if (!target)
-		return errno == ENOENT ? 0 : -errno;
-	while ((r = holders_scan(target, true, h)) > 0) {
-		/* Root's: no leftover of a lending; the caller judges. */
-		if (h->uid == 0 || waited >= wait_ms)
-			return -EBUSY;
-		if (*killed < (unsigned)r)
-			*killed = (unsigned)r;
-		usleep(20 * 1000);
-		waited += 20;
-	}
 	return r;
 }
