@@ -24,16 +24,16 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "devices.h"
-#include "gresconf.h"
-#include "ibpart.h"
-#include "image.h"
-#include "jobnet.h"
-#include "log.h"
-#include "slurm_map.h"
-#include "strutil.h"
-#include "user.h"
-#include "vmconf.h"
+#include "hw/devices.h"
+#include "slurm/gresconf.h"
+#include "hw/ibpart.h"
+#include "job/image.h"
+#include "net/jobnet.h"
+#include "core/log.h"
+#include "hw/slurm_map.h"
+#include "core/strutil.h"
+#include "job/user.h"
+#include "job/vmconf.h"
 
 /* Margin for everything but the boot: plan, overlay, define, relay. */
 #define PROLOG_MARGIN_S 60

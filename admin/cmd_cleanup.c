@@ -16,10 +16,10 @@
 
 #include "commands.h"
 #include "common_opts.h"
-#include "jobfate.h"
-#include "log.h"
-#include "reclaim.h"
-#include "strutil.h"
+#include "slurm/jobfate.h"
+#include "core/log.h"
+#include "vm/reclaim.h"
+#include "core/strutil.h"
 
 static void cleanup_usage(FILE *out)
 {

@@ -13,10 +13,10 @@
 
 #include "commands.h"
 #include "common_opts.h"
-#include "devices.h"
-#include "gresgen.h"
-#include "log.h"
-#include "placement.h"
+#include "hw/devices.h"
+#include "hw/gresgen.h"
+#include "core/log.h"
+#include "hw/placement.h"
 
 struct gres_ctx {
 	const struct vmconf *conf;

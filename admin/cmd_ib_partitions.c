@@ -23,11 +23,11 @@
 
 #include "commands.h"
 #include "common_opts.h"
-#include "fileutil.h"
-#include "ibpart.h"
-#include "jobfate.h"
-#include "log.h"
-#include "macro.h"
+#include "core/fileutil.h"
+#include "hw/ibpart.h"
+#include "slurm/jobfate.h"
+#include "core/log.h"
+#include "core/macro.h"
 
 #define FILE_MAX (4u << 20)
 

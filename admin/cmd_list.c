@@ -14,9 +14,9 @@
 
 #include "commands.h"
 #include "common_opts.h"
-#include "jobfate.h"
-#include "log.h"
-#include "reclaim.h"
+#include "slurm/jobfate.h"
+#include "core/log.h"
+#include "vm/reclaim.h"
 
 static void list_usage(FILE *out)
 {

@@ -21,14 +21,14 @@
 
 #include "commands.h"
 #include "common_opts.h"
-#include "devices.h"
-#include "domain.h"
-#include "fileutil.h"
-#include "log.h"
-#include "placement.h"
-#include "seed.h"
-#include "strutil.h"
-#include "user.h"
+#include "hw/devices.h"
+#include "vm/domain.h"
+#include "core/fileutil.h"
+#include "core/log.h"
+#include "hw/placement.h"
+#include "vm/seed.h"
+#include "core/strutil.h"
+#include "job/user.h"
 
 enum { OUT_BOTH, OUT_XML, OUT_SUMMARY };
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "common_opts.h"
-#include "log.h"
+#include "core/log.h"
 
 /* Paths on the command line may be relative to the working directory. */
 static int set_key(struct vmconf *conf, const char *key, const char *value)

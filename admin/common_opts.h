@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 /* Shared by the subcommands: vm.conf loading with command-line overrides. */
-#include "vmconf.h"
+#include "job/vmconf.h"
 
 /* Loads @path, or the default vm.conf if it exists, or the defaults; then
  * applies @sysfs and @topology when not NULL and every "Key=Value" in @sets.

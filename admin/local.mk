@@ -11,7 +11,7 @@ admin_slurm_vm_SOURCES = \
 	admin/cmd_list.c \
 	admin/cmd_cleanup.c \
 	admin/cmd_ib_partitions.c
-admin_slurm_vm_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
+admin_slurm_vm_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/admin $(HWLOC_CFLAGS) \
 	-DSLURM_PLUGINDIR='"$(slurm_plugindir)"' \
 	-DEXAMPLES_DIR='"$(docdir)/examples"'
 admin_slurm_vm_LDADD = common/slurm/libslurmvm-slurm.la common/vm/libslurmvm-vm.la \

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "commands.h"
-#include "log.h"
-#include "macro.h"
+#include "core/log.h"
+#include "core/macro.h"
 
 struct command {
 	const char *name;

@@ -31,10 +31,10 @@
 #include <unistd.h>
 
 #include "hostcmd.h"
-#include "log.h"
-#include "macro.h"
-#include "pmixenv.h"
-#include "proto.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "channel/pmixenv.h"
+#include "channel/proto.h"
 #include "spawn.h"
 #include "util.h"
 

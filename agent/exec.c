@@ -27,11 +27,11 @@
 #include <unistd.h>
 
 #include "hostcmd.h"
-#include "log.h"
-#include "macro.h"
-#include "pmixenv.h"
-#include "proto.h"
-#include "strutil.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "channel/pmixenv.h"
+#include "channel/proto.h"
+#include "core/strutil.h"
 #include "util.h"
 
 #define SESSION		   1

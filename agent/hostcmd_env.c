@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "hostcmd_env.h"
-#include "macro.h"
-#include "proto.h"
-#include "strutil.h"
+#include "core/macro.h"
+#include "channel/proto.h"
+#include "core/strutil.h"
 
 /* The option variables of the Slurm commands a script can run. */
 static const char *const allowed_prefixes[] = {

@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 #include "hostcmd.h"
-#include "log.h"
-#include "macro.h"
-#include "proto.h"
-#include "strutil.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "channel/proto.h"
+#include "core/strutil.h"
 #include "util.h"
 
 extern char **environ;

@@ -22,10 +22,10 @@
 
 #include "hostcmd.h"
 #include "hostcmd_env.h"
-#include "log.h"
-#include "macro.h"
-#include "proto.h"
-#include "strutil.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "channel/proto.h"
+#include "core/strutil.h"
 #include "util.h"
 
 /* While this much waits for the guest, stop reading the commands' output

@@ -26,10 +26,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "macro.h"
-#include "proto.h"
-#include "strutil.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "channel/proto.h"
+#include "core/strutil.h"
 #include "util.h"
 
 #define MAX_CLIENTS	    256

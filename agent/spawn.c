@@ -22,9 +22,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "macro.h"
-#include "netenv.h"
-#include "pmixenv.h"
+#include "core/macro.h"
+#include "channel/netenv.h"
+#include "channel/pmixenv.h"
 #include "spawn.h"
 
 static void child_report(int fd, int stage, int err)

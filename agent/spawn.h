@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "proto.h"
+#include "channel/proto.h"
 
 enum spawn_stage {
 	SPAWN_SETUP = 1, /* fds, session, pty */

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "macro.h"
+#include "core/macro.h"
 #include "util.h"
 
 int fd_set_nonblock(int fd, bool on)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fileutil.h" /* write_all */
+#include "core/fileutil.h" /* write_all */
 
 int fd_set_nonblock(int fd, bool on);
 int fd_set_cloexec(int fd);

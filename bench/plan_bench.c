@@ -22,10 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "devices.h"
-#include "domain.h"
-#include "log.h"
-#include "placement.h"
+#include "hw/devices.h"
+#include "vm/domain.h"
+#include "core/log.h"
+#include "hw/placement.h"
 
 #define N_GPUS	 8
 #define N_VFS	 16

@@ -13,15 +13,15 @@
 
 #include <stdlib.h>
 
-#include "clock.h"
-#include "jobfate.h"
-#include "journal.h"
-#include "log.h"
-#include "macro.h"
-#include "reclaim.h"
-#include "request.h"
-#include "teardown.h"
-#include "vmconf.h"
+#include "core/clock.h"
+#include "slurm/jobfate.h"
+#include "job/journal.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "vm/reclaim.h"
+#include "job/request.h"
+#include "vm/teardown.h"
+#include "job/vmconf.h"
 
 /* Each undone step, timed: the figures bench/vm_bench.sh reads. */
 static void epilog_log_phases(uint32_t job, const struct teardown_result *res)

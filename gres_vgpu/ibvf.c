@@ -5,13 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "devices.h"
-#include "gresgen.h"
+#include "hw/devices.h"
+#include "hw/gresgen.h"
 #include "ibvf.h"
-#include "log.h"
-#include "slurm_map.h"
-#include "strutil.h"
-#include "vmconf.h"
+#include "core/log.h"
+#include "hw/slurm_map.h"
+#include "core/strutil.h"
+#include "job/vmconf.h"
 
 static ibvf_log_sink slurm_sink;
 

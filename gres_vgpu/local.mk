@@ -17,7 +17,7 @@ gres_vgpu_libibvf_slurm_la_CFLAGS = -std=gnu11 $(SAN_CFLAGS) \
 # not load libvirt and libxml2.
 slurm_plugin_LTLIBRARIES += gres_vgpu/gres_ibvf.la
 gres_vgpu_gres_ibvf_la_SOURCES = gres_vgpu/ibvf.c gres_vgpu/ibvf.h
-gres_vgpu_gres_ibvf_la_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
+gres_vgpu_gres_ibvf_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/gres_vgpu $(HWLOC_CFLAGS) \
 	$(LIBPCI_CFLAGS)
 gres_vgpu_gres_ibvf_la_LDFLAGS = -module -avoid-version -shared \
 	-export-symbols-regex '^(init|fini|plugin_(name|type|version)|gres_p_.*)$$'
@@ -28,7 +28,7 @@ endif
 if HAVE_SLURM_SOURCE
 check_PROGRAMS += gres_vgpu/ibvf-dlopen
 gres_vgpu_ibvf_dlopen_SOURCES = gres_vgpu/ibvf-dlopen.c
-gres_vgpu_ibvf_dlopen_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
+gres_vgpu_ibvf_dlopen_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/gres_vgpu $(SLURM_CPPFLAGS)
 gres_vgpu_ibvf_dlopen_LDADD = -ldl
 TESTS += gres_vgpu/test-gres-ibvf.sh
 endif

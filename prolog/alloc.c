@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "compat.h"
-#include "gresconf.h"
-#include "gresgen.h"
-#include "log.h"
-#include "slurm_map.h"
-#include "strutil.h"
+#include "slurm/compat.h"
+#include "slurm/gresconf.h"
+#include "hw/gresgen.h"
+#include "core/log.h"
+#include "hw/slurm_map.h"
+#include "core/strutil.h"
 
 #define ALLOC_TRIES 5 /* 1+2+4+8 s of waiting at most */
 

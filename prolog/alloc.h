@@ -7,9 +7,9 @@
  */
 #include <stdint.h>
 
-#include "devices.h"
-#include "placement.h"
-#include "vmconf.h"
+#include "hw/devices.h"
+#include "hw/placement.h"
+#include "job/vmconf.h"
 
 #define ALLOC_GRES_NAMES 2 /* gpu, ibvf */
 

@@ -30,12 +30,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "devices.h"
-#include "hypervisor.h"
-#include "journal.h"
-#include "log.h"
+#include "hw/devices.h"
+#include "vm/hypervisor.h"
+#include "job/journal.h"
+#include "core/log.h"
 #include "prolog.h"
-#include "reclaim.h"
+#include "vm/reclaim.h"
 
 static enum prolog_result check_prebound(struct prolog *p,
 					 const struct plan_device *d)

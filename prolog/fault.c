@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "compat.h"
-#include "log.h"
+#include "slurm/compat.h"
+#include "core/log.h"
 #include "prolog.h"
-#include "strutil.h"
+#include "core/strutil.h"
 
 #define FAULT_TEXT_MAX 400
 

@@ -3,7 +3,7 @@
  * the suite is loaded; a VM job gets slurm-vm-prolog-vm (common/front/front.h). */
 #include "config.h"
 
-#include "front.h"
+#include "front/front.h"
 
 int main(int argc, char **argv)
 {

@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices.h"
-#include "ibpart.h"
-#include "jobfate.h"
-#include "journal.h"
-#include "log.h"
-#include "macro.h"
+#include "hw/devices.h"
+#include "hw/ibpart.h"
+#include "slurm/jobfate.h"
+#include "job/journal.h"
+#include "core/log.h"
+#include "core/macro.h"
 #include "prolog.h"
-#include "reclaim.h"
+#include "vm/reclaim.h"
 
 static enum prolog_result set_guids(struct prolog *p, const char *addr,
 				    unsigned node, unsigned slot,

@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "compat.h"
-#include "jobnet.h"
-#include "log.h"
-#include "macro.h"
+#include "slurm/compat.h"
+#include "net/jobnet.h"
+#include "core/log.h"
+#include "core/macro.h"
 #include "prolog.h"
 
 struct job_nodes {

@@ -21,15 +21,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "jobfate.h"
-#include "journal.h"
-#include "log.h"
+#include "core/clock.h"
+#include "slurm/jobfate.h"
+#include "job/journal.h"
+#include "core/log.h"
 #include "prolog.h"
-#include "strutil.h"
-#include "holders.h"
-#include "taskenv.h"
-#include "taskmap.h"
+#include "core/strutil.h"
+#include "hw/holders.h"
+#include "job/taskenv.h"
+#include "hw/taskmap.h"
 
 /* A root job's tasks would run as root in the guest: the admin decides
  * (AllowRoot=), and saying no is the job's fault, never the node's. */

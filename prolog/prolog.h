@@ -2,12 +2,12 @@
 #pragma once
 /* State of one prolog run, shared by its phases. */
 #include "alloc.h"
-#include "image.h"
-#include "jobnet.h"
-#include "placement.h"
-#include "reclaim.h"
-#include "request.h"
-#include "vmconf.h"
+#include "job/image.h"
+#include "net/jobnet.h"
+#include "hw/placement.h"
+#include "vm/reclaim.h"
+#include "job/request.h"
+#include "job/vmconf.h"
 
 #define DOMAIN_NAME_PREFIX GUEST_DOMAIN_PREFIX
 

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "log.h"
+#include "core/log.h"
 #include "spank_vm.h"
 
 struct plugin_args plugin_args;

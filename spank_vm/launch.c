@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "core/log.h"
 #include "spank_vm.h"
 
 #define MULTI_PROG_MAX_FILE 60000 /* srun's own limit */

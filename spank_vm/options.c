@@ -7,9 +7,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "log.h"
+#include "core/log.h"
 #include "spank_vm.h"
-#include "strutil.h"
+#include "core/strutil.h"
 
 struct vm_options vm_opts;
 

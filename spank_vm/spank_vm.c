@@ -8,7 +8,7 @@
 
 #include <slurm/spank.h>
 
-#include "log.h"
+#include "core/log.h"
 #include "spank_vm.h"
 
 SPANK_PLUGIN(spank_vm, 1);

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <slurm/spank.h>
 
-#include "log.h"
+#include "core/log.h"
 
 #define PLUGIN_NAME "spank_vm"
 

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "image.h"
-#include "log.h"
+#include "job/image.h"
+#include "core/log.h"
 #include "spank_vm.h"
-#include "vmconf.h"
+#include "job/vmconf.h"
 
 static int job_control_setenv(spank_t sp, const char *name, const char *value)
 {

@@ -25,13 +25,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "journal.h"
-#include "log.h"
-#include "multiprog.h"
+#include "job/journal.h"
+#include "core/log.h"
+#include "job/multiprog.h"
 #include "spank_vm.h"
-#include "strutil.h"
-#include "taskenv.h"
-#include "vmconf.h"
+#include "core/strutil.h"
+#include "job/taskenv.h"
+#include "job/vmconf.h"
 
 /* What went wrong loading vm.conf, said only if the step needs it. */
 static char conf_errors[2048];

@@ -25,9 +25,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "core/log.h"
 #include "spank_vm.h"
-#include "taskenv.h"
+#include "job/taskenv.h"
 
 #define PROLOG_OUTPUT_MAX (1u << 20)
 

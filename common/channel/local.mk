@@ -10,4 +10,5 @@ common_channel_libslurmvm_channel_la_SOURCES = \
 	common/channel/pmixenv.h \
 	common/channel/proto.c \
 	common/channel/proto.h
+common_channel_libslurmvm_channel_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/channel
 common_channel_libslurmvm_channel_la_LIBADD = common/core/libslurmvm-core.la

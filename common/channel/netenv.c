@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "macro.h"
-#include "netenv.h"
-#include "strutil.h"
+#include "core/macro.h"
+#include "channel/netenv.h"
+#include "core/strutil.h"
 
 /* ib_verbs' IB_PORT_ACTIVE: sysfs shows "4: ACTIVE". */
 #define IB_PORT_ACTIVE 4

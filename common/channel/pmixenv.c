@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "macro.h"
-#include "pmixenv.h"
-#include "strutil.h"
+#include "core/macro.h"
+#include "channel/pmixenv.h"
+#include "core/strutil.h"
 
 #define LOOPBACK_TCP ";tcp4://127.0.0.1:"
 

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "macro.h"
-#include "proto.h"
+#include "core/macro.h"
+#include "channel/proto.h"
 
 /* ---- byte order helpers ---- */
 

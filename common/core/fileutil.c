@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fileutil.h"
-#include "log.h"
-#include "macro.h"
+#include "core/fileutil.h"
+#include "core/log.h"
+#include "core/macro.h"
 
 int write_all(int fd, const void *buf, size_t len)
 {

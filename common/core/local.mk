@@ -13,3 +13,4 @@ common_core_libslurmvm_core_la_SOURCES = \
 	common/core/run.h \
 	common/core/strutil.c \
 	common/core/strutil.h
+common_core_libslurmvm_core_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/core

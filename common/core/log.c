@@ -7,7 +7,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "log.h"
+#include "core/log.h"
 
 static const char *log_ident = "slurm-vm";
 static enum log_level log_level = LOG_LEVEL_INFO;

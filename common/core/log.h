@@ -8,7 +8,7 @@
  * log_errno() returns -err so that errors read "return log_errno(r, ...)".
  */
 #include <stdarg.h>
-#include "macro.h"
+#include "core/macro.h"
 
 enum log_level {
 	LOG_LEVEL_ERROR = 0,

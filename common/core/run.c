@@ -10,9 +10,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "log.h"
-#include "macro.h"
-#include "run.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "core/run.h"
 
 static void child_exec(char *const argv[], int infd, int outfd)
 {

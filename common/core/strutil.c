@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "macro.h"
-#include "strutil.h"
+#include "core/macro.h"
+#include "core/strutil.h"
 
 int str_to_u64(const char *s, uint64_t *out)
 {

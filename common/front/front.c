@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "front.h"
-#include "log.h"
+#include "front/front.h"
+#include "core/log.h"
 
 static int front_exec(const char *name, char **argv)
 {

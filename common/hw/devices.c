@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "devices.h"
-#include "log.h"
-#include "strutil.h"
+#include "hw/devices.h"
+#include "core/log.h"
+#include "core/strutil.h"
 
 #define MAX_GROUP_FUNCS 256
 #define MAX_NUMA_NODE	4095

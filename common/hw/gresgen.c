@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gresgen.h"
-#include "log.h"
-#include "slurm_map.h"
-#include "strutil.h"
+#include "hw/gresgen.h"
+#include "core/log.h"
+#include "hw/slurm_map.h"
+#include "core/strutil.h"
 
 static bool group_seen(const struct gres_lines *lines, int group)
 {

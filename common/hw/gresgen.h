@@ -11,9 +11,9 @@
  */
 #include <stddef.h>
 
-#include "devices.h"
-#include "placement.h"
-#include "vmconf.h"
+#include "hw/devices.h"
+#include "hw/placement.h"
+#include "job/vmconf.h"
 
 enum gres_verdict {
 	GRES_LINE = 0,	      /* a gres.conf line */

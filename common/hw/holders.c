@@ -10,9 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "holders.h"
-#include "macro.h"
-#include "strutil.h"
+#include "hw/holders.h"
+#include "core/macro.h"
+#include "core/strutil.h"
 
 static bool fd_dir_has(const char *pid, const char *target)
 {

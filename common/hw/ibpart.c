@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "devices.h"
-#include "fileutil.h"
-#include "ibpart.h"
-#include "log.h"
-#include "macro.h"
+#include "hw/devices.h"
+#include "core/fileutil.h"
+#include "hw/ibpart.h"
+#include "core/log.h"
+#include "core/macro.h"
 
 #define RECORD_PREFIX	"job-"
 #define RECORD_MAX_SIZE (64u << 10)

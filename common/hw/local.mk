@@ -20,7 +20,7 @@ common_hw_libslurmvm_hw_la_SOURCES = \
 	common/hw/slurm_map.h \
 	common/hw/taskmap.c \
 	common/hw/taskmap.h
-common_hw_libslurmvm_hw_la_CPPFLAGS = $(AM_CPPFLAGS) $(HWLOC_CFLAGS) \
+common_hw_libslurmvm_hw_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/hw $(HWLOC_CFLAGS) \
 	$(LIBPCI_CFLAGS)
 common_hw_libslurmvm_hw_la_LIBADD = common/job/libslurmvm-job.la \
 	$(HWLOC_LIBS) $(LIBPCI_LIBS)

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "log.h"
-#include "placement.h"
+#include "core/log.h"
+#include "hw/placement.h"
 
 #define TOP_BUS_NR 254 /* expanders take bus numbers from the top down */
 

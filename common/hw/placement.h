@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "devices.h"
+#include "hw/devices.h"
 
 struct topology;
 

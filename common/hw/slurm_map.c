@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "log.h"
-#include "slurm_map.h"
-#include "strutil.h"
+#include "core/log.h"
+#include "hw/slurm_map.h"
+#include "core/strutil.h"
 
 #define MAX_INDEX 65535
 #define MAX_FILES 4096

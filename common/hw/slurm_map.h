@@ -35,7 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "placement.h"
+#include "hw/placement.h"
 
 /* "0,2-3" -> sorted, unique indices. Empty string -> 0 indices. */
 int slurm_index_list_parse(const char *s, unsigned **idx, size_t *n);

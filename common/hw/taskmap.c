@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "taskmap.h"
+#include "hw/taskmap.h"
 
 _Static_assert(TASKMAP_ADDR_MAX >= PCI_ADDR_MAX,
 	       "a guest PCI address fits the task map");

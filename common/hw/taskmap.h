@@ -5,8 +5,8 @@
  * the job room, because spank_vm.so, which reads the map, must not see
  * hwloc's types.
  */
-#include "placement.h"
-#include "taskenv.h"
+#include "hw/placement.h"
+#include "job/taskenv.h"
 
 /* From the prolog's plan. Guest PCI addresses: the function on the bus of
  * the device's root port. */

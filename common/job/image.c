@@ -14,11 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "image.h"
-#include "kvconf.h"
-#include "log.h"
-#include "strutil.h"
-#include "user.h"
+#include "job/image.h"
+#include "job/kvconf.h"
+#include "core/log.h"
+#include "core/strutil.h"
+#include "job/user.h"
 
 static const char *const format_choices[] = { "raw", "qcow2", NULL };
 static const char *const firmware_choices[] = { "bios", "uefi", NULL };

@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "qcow2.h"
-#include "vmconf.h"
+#include "job/qcow2.h"
+#include "job/vmconf.h"
 
 #define IMAGE_NAME_MAX	64
 #define IMAGE_CHAIN_MAX 8

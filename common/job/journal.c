@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "journal.h"
-#include "log.h"
+#include "job/journal.h"
+#include "core/log.h"
 
 int statedir_name(uint32_t job_id, unsigned restart, char *buf, size_t len)
 {

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kvconf.h"
-#include "log.h"
-#include "strutil.h"
+#include "job/kvconf.h"
+#include "core/log.h"
+#include "core/strutil.h"
 
 static const struct kv_key *kv_find(const struct kv_table *t, const char *name,
 				    size_t len)

@@ -21,4 +21,5 @@ common_job_libslurmvm_job_la_SOURCES = \
 	common/job/user.h \
 	common/job/vmconf.c \
 	common/job/vmconf.h
+common_job_libslurmvm_job_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/job
 common_job_libslurmvm_job_la_LIBADD = common/channel/libslurmvm-channel.la

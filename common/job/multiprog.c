@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "macro.h"
-#include "multiprog.h"
-#include "strutil.h"
+#include "core/macro.h"
+#include "job/multiprog.h"
+#include "core/strutil.h"
 
 /* The arguments being built; @open says the current one has begun (an
  * empty quoted '' is an argument, as in slurmstepd). */

@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "macro.h"
-#include "qcow2.h"
+#include "core/macro.h"
+#include "job/qcow2.h"
 
 #define QCOW2_MAGIC	       0x514649fbu /* "QFI\xfb" */
 #define QCOW2_V2_HEADER_LEN    72u

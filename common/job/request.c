@@ -6,9 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "log.h"
-#include "request.h"
-#include "strutil.h"
+#include "core/log.h"
+#include "job/request.h"
+#include "core/strutil.h"
 
 bool request_wanted(void)
 {

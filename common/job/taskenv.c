@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "macro.h"
-#include "strutil.h"
-#include "taskenv.h"
+#include "core/macro.h"
+#include "core/strutil.h"
+#include "job/taskenv.h"
 
 #define MAX_IDS 4096 /* CPUs or NUMA nodes a mask may name */
 

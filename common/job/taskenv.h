@@ -50,7 +50,7 @@
 #include <sched.h>
 #include <stddef.h>
 
-#include "proto.h"
+#include "channel/proto.h"
 
 #define TASKMAP_FILE "taskmap"
 /* A guest PCI address, "dddd:bb:ss.f" + NUL (devices.h PCI_ADDR_MAX). */

@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "macro.h"
-#include "user.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "job/user.h"
 
 #define USER_GROUPS_MAX 256
 

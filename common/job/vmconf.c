@@ -9,11 +9,11 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "kvconf.h"
-#include "log.h"
-#include "macro.h"
-#include "strutil.h"
-#include "vmconf.h"
+#include "job/kvconf.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "core/strutil.h"
+#include "job/vmconf.h"
 
 static const char *const binding_choices[] = { "prebound", "managed", NULL };
 static const char *const attach_choices[] = { "vfio", "emulate", NULL };

@@ -17,12 +17,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "jobnet.h"
-#include "journal.h"
-#include "log.h"
-#include "macro.h"
-#include "run.h"
-#include "strutil.h"
+#include "net/jobnet.h"
+#include "job/journal.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "core/run.h"
+#include "core/strutil.h"
 
 #define IP_PATH	    "/usr/sbin/ip"
 #define BRIDGE_PATH "/usr/sbin/bridge"

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmconf.h"
+#include "job/vmconf.h"
 
 #define JOBNET_MAX_NODES    65534
 #define JOBNET_NAME_MAX	    64 /* a node name (hostname label rules) */

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "jobnet.h"
-#include "log.h"
-#include "macro.h"
-#include "strutil.h"
+#include "net/jobnet.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "core/strutil.h"
 
 /* A NodeAddr: a unicast IPv4 or IPv6 address, normalised into @out. */
 static int parse_node_addr(const char *s, int *family, char *out)

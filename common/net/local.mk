@@ -6,4 +6,5 @@ common_net_libslurmvm_net_la_SOURCES = \
 	common/net/jobnet.c \
 	common/net/jobnet.h \
 	common/net/jobnet_plan.c
+common_net_libslurmvm_net_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/net
 common_net_libslurmvm_net_la_LIBADD = common/job/libslurmvm-job.la

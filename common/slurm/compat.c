@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compat.h"
+#include "slurm/compat.h"
 
 static pthread_once_t slurm_init_once = PTHREAD_ONCE_INIT;
 

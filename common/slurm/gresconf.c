@@ -10,12 +10,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "compat.h"
-#include "gresconf.h"
-#include "log.h"
-#include "macro.h"
-#include "slurm_map.h"
-#include "strutil.h"
+#include "slurm/compat.h"
+#include "slurm/gresconf.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "hw/slurm_map.h"
+#include "core/strutil.h"
 
 static bool node_matches(const char *hostlist, const char *node)
 {

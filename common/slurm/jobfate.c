@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compat.h"
-#include "jobfate.h"
-#include "log.h"
+#include "slurm/compat.h"
+#include "slurm/jobfate.h"
+#include "core/log.h"
 
 /* slurm.h's enum job_states, as squeue names them. */
 static const char *job_state_name(uint32_t state)

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reclaim.h"
+#include "vm/reclaim.h"
 
 enum job_fate {
 	JOB_FATE_ACTIVE,

@@ -12,6 +12,6 @@ common_slurm_libslurmvm_slurm_la_SOURCES = \
 	common/slurm/gresconf.h \
 	common/slurm/compat.c \
 	common/slurm/compat.h
-common_slurm_libslurmvm_slurm_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
+common_slurm_libslurmvm_slurm_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/slurm $(SLURM_CPPFLAGS) \
 	$(HWLOC_CFLAGS)
 common_slurm_libslurmvm_slurm_la_LIBADD = $(SLURM_LIBS)

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "domain.h"
-#include "log.h"
-#include "strutil.h"
+#include "vm/domain.h"
+#include "core/log.h"
+#include "core/strutil.h"
 
 #define QEMU_XMLNS "http://libvirt.org/schemas/domain/qemu/1.0"
 

@@ -32,8 +32,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "placement.h"
-#include "vmconf.h"
+#include "hw/placement.h"
+#include "job/vmconf.h"
 
 #define DOMAIN_XMLNS	     "https://slurm-vm.org/xmlns/domain/1"
 #define DOMAIN_XMLNS_PREFIX  "svm"

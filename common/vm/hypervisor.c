@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "hypervisor.h"
-#include "log.h"
-#include "strutil.h"
+#include "core/clock.h"
+#include "vm/hypervisor.h"
+#include "core/log.h"
+#include "core/strutil.h"
 
 struct hypervisor {
 	virConnectPtr conn;

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ibpart.h"
-#include "incarnation.h"
-#include "journal.h"
-#include "log.h"
+#include "hw/ibpart.h"
+#include "vm/incarnation.h"
+#include "job/journal.h"
+#include "core/log.h"
 
 /* "job-<id>.<restart>" exactly as statedir_name() writes it. */
 int guest_name_parse(const char *name, uint32_t *job, unsigned *restart)

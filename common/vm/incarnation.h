@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ibpart.h"
-#include "journal.h"
-#include "vmconf.h"
+#include "hw/ibpart.h"
+#include "job/journal.h"
+#include "job/vmconf.h"
 
 #define GUEST_DOMAIN_PREFIX "slurmvm-"
 /* Written by the epilog into a state directory it kept (--vm-keep): the

@@ -16,7 +16,7 @@ common_vm_libslurmvm_vm_la_SOURCES = \
 	common/vm/seed.h \
 	common/vm/teardown.c \
 	common/vm/teardown.h
-common_vm_libslurmvm_vm_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML_CFLAGS) \
+common_vm_libslurmvm_vm_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/vm $(LIBXML_CFLAGS) \
 	$(HWLOC_CFLAGS) $(LIBVIRT_CFLAGS)
 common_vm_libslurmvm_vm_la_LIBADD = common/hw/libslurmvm-hw.la \
 	common/net/libslurmvm-net.la $(LIBXML_LIBS) $(LIBVIRT_LIBS)

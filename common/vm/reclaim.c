@@ -14,14 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "domain.h"
-#include "hypervisor.h"
-#include "ibpart.h"
-#include "journal.h"
-#include "log.h"
-#include "reclaim.h"
-#include "strutil.h"
+#include "core/clock.h"
+#include "vm/domain.h"
+#include "vm/hypervisor.h"
+#include "hw/ibpart.h"
+#include "job/journal.h"
+#include "core/log.h"
+#include "vm/reclaim.h"
+#include "core/strutil.h"
 
 /* ---------------------------------------------------------------- XML */
 

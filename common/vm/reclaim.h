@@ -16,9 +16,9 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "incarnation.h"
-#include "teardown.h"
-#include "vmconf.h"
+#include "vm/incarnation.h"
+#include "vm/teardown.h"
+#include "job/vmconf.h"
 
 /* Every guest of conf->state_dir, by state name. An unreachable libvirt is
  * not an error: list->libvirt_down is set and the state directories are

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "macro.h"
-#include "run.h"
-#include "seed.h"
-#include "vmconf.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "core/run.h"
+#include "vm/seed.h"
+#include "job/vmconf.h"
 
 /* Starts the agent from the seed when the image has none of its own. Runs
  * as a cloud-init bootcmd (every boot, before the network): a fixed script,

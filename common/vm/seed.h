@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "user.h"
+#include "job/user.h"
 
 #define SEED_LABEL	  "cidata"
 #define SEED_AGENT_NAME	  "slurm-vm-agent"

@@ -9,20 +9,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "devices.h"
-#include "fileutil.h"
-#include "hypervisor.h"
-#include "image.h"
-#include "jobnet.h"
-#include "journal.h"
-#include "log.h"
-#include "holders.h"
-#include "incarnation.h"
-#include "seed.h"
-#include "strutil.h"
-#include "ibpart.h"
-#include "teardown.h"
+#include "core/clock.h"
+#include "hw/devices.h"
+#include "core/fileutil.h"
+#include "vm/hypervisor.h"
+#include "job/image.h"
+#include "net/jobnet.h"
+#include "job/journal.h"
+#include "core/log.h"
+#include "hw/holders.h"
+#include "vm/incarnation.h"
+#include "vm/seed.h"
+#include "core/strutil.h"
+#include "hw/ibpart.h"
+#include "vm/teardown.h"
 
 struct teardown {
 	const struct vmconf *conf;

@@ -30,7 +30,7 @@
  */
 #include <stdbool.h>
 
-#include "vmconf.h"
+#include "job/vmconf.h"
 
 struct guest;
 

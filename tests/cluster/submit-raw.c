@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compat.h"
+#include "slurm/compat.h"
 
 extern char **environ;
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qcow2.h"
+#include "job/qcow2.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

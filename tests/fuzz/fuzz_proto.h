@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proto.h"
+#include "channel/proto.h"
 
 static inline void fuzz_check_reencode_exec(const struct proto_exec *m)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "proto.h"
+#include "channel/proto.h"
 
 static const char *dir;
 

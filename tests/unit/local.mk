@@ -57,6 +57,11 @@ EXTRA_DIST += tests/unit/opensm-parse.c
 TESTS += tests/unit/test_cli_filter.sh
 dist_noinst_SCRIPTS += tests/unit/test_cli_filter.sh
 
+# Rooms: scripts/check-rooms over the tree, and a planted wrong include
+# caught by it and by the compiler (build/rooms/, scripts/room-includes).
+TESTS += tests/unit/test_rooms.sh
+dist_noinst_SCRIPTS += tests/unit/test_rooms.sh
+
 # The admin guide's configuration snippets are the etc/ files the test
 # cluster uses (doc/check-snippets.sh; no cmocka, no cluster).
 TESTS += tests/unit/test_doc_snippets.sh

@@ -19,14 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "jobnet.h"
-#include "journal.h"
-#include "log.h"
-#include "macro.h"
-#include "strutil.h"
-#include "teardown.h"
-#include "vmconf.h"
+#include "core/clock.h"
+#include "net/jobnet.h"
+#include "job/journal.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "core/strutil.h"
+#include "vm/teardown.h"
+#include "job/vmconf.h"
 
 static int plan_args(const struct vmconf *conf, char **argv, int argc,
 		     unsigned job, unsigned self, unsigned mtu,

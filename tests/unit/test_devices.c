@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "devices.h"
-#include "log.h"
+#include "hw/devices.h"
+#include "core/log.h"
 
 #define NODE SRCDIR "/tests/fixtures/sysfs/node-gpu-ib"
 #define BAD  SRCDIR "/tests/fixtures/sysfs/bad"

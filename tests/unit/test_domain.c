@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "devices.h"
-#include "domain.h"
-#include "log.h"
-#include "placement.h"
+#include "hw/devices.h"
+#include "vm/domain.h"
+#include "core/log.h"
+#include "hw/placement.h"
 
 #define SANDY SRCDIR "/tests/fixtures/topology/32em64t-2n8c2t-pci-normalio.xml"
 #define NODE  SRCDIR "/tests/fixtures/sysfs/node-gpu-ib"

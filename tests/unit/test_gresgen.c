@@ -11,9 +11,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "gresgen.h"
-#include "log.h"
-#include "strutil.h"
+#include "hw/gresgen.h"
+#include "core/log.h"
+#include "core/strutil.h"
 
 #define NODE	SRCDIR "/tests/fixtures/sysfs/node-gpu-ib"
 #define CLUSTER SRCDIR "/tests/fixtures/sysfs/cluster"

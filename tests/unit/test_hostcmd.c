@@ -25,8 +25,8 @@
 
 #include "hostcmd.h"
 #include "hostcmd_env.h"
-#include "proto.h"
-#include "strutil.h"
+#include "channel/proto.h"
+#include "core/strutil.h"
 #include "util.h"
 
 /* Over the server's 1 MiB bound plus what the socket buffers and the

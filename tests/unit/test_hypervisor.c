@@ -15,8 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "hypervisor.h"
-#include "log.h"
+#include "vm/hypervisor.h"
+#include "core/log.h"
 
 /* A paused guest; @swap_kib: a swap hard limit, below which libvirt
  * refuses any memory hard limit (0: none). */

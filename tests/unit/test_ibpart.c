@@ -14,11 +14,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "devices.h"
-#include "fileutil.h"
-#include "ibpart.h"
-#include "log.h"
-#include "macro.h"
+#include "hw/devices.h"
+#include "core/fileutil.h"
+#include "hw/ibpart.h"
+#include "core/log.h"
+#include "core/macro.h"
 
 #define DGX	SRCDIR "/tests/fixtures/sysfs/dgx"
 #define K40_CX3 SRCDIR "/tests/fixtures/sysfs/k40-cx3"

@@ -12,10 +12,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "image.h"
-#include "log.h"
-#include "strutil.h"
-#include "vmconf.h"
+#include "job/image.h"
+#include "core/log.h"
+#include "core/strutil.h"
+#include "job/vmconf.h"
 
 static char errors[8192];
 static char dir[256], images[300], outside[300], catalog[300];

@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "jobnet.h"
-#include "log.h"
-#include "vmconf.h"
+#include "net/jobnet.h"
+#include "core/log.h"
+#include "job/vmconf.h"
 
 static char last_error[2048];
 

@@ -15,8 +15,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "journal.h"
-#include "log.h"
+#include "job/journal.h"
+#include "core/log.h"
 
 static char top[256], errors[4096];
 

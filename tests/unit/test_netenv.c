@@ -18,9 +18,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "macro.h"
-#include "netenv.h"
-#include "strutil.h"
+#include "core/macro.h"
+#include "channel/netenv.h"
+#include "core/strutil.h"
 
 #define VIRTIO_NET "devices/pci0000:00/0000:00:03.0/virtio1/net"
 #define HCA(slot) \

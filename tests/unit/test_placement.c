@@ -14,10 +14,10 @@
 #include <cmocka.h>
 #include <hwloc.h>
 
-#include "devices.h"
-#include "macro.h"
-#include "log.h"
-#include "placement.h"
+#include "hw/devices.h"
+#include "core/macro.h"
+#include "core/log.h"
+#include "hw/placement.h"
 
 #define TOPO(name) SRCDIR "/tests/fixtures/topology/" name
 #define NODE	   SRCDIR "/tests/fixtures/sysfs/node-gpu-ib"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pmixenv.h"
+#include "channel/pmixenv.h"
 
 #define URI(name, port) name "=slurm.pmix.7.0.1;tcp4://127.0.0.1:" port
 

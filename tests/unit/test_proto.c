@@ -12,7 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "proto.h"
+#include "channel/proto.h"
 
 /* Encodes with @b, then reads the single frame back through a reader. */
 static struct proto_reader reader;

@@ -22,10 +22,10 @@
 #include <cmocka.h>
 
 #include "holder.h"
-#include "holders.h"
-#include "journal.h"
-#include "log.h"
-#include "reclaim.h"
+#include "hw/holders.h"
+#include "job/journal.h"
+#include "core/log.h"
+#include "vm/reclaim.h"
 
 static char top[256], state_dir[300], overlay_dir[300];
 static struct vmconf conf;

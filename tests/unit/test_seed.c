@@ -16,13 +16,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "devices.h"
-#include "journal.h"
-#include "log.h"
-#include "seed.h"
-#include "teardown.h"
-#include "user.h"
-#include "vmconf.h"
+#include "hw/devices.h"
+#include "job/journal.h"
+#include "core/log.h"
+#include "vm/seed.h"
+#include "vm/teardown.h"
+#include "job/user.h"
+#include "job/vmconf.h"
 
 #define NOBODY 65534
 

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "compat.h"
-#include "log.h"
-#include "placement.h"
-#include "slurm_map.h"
+#include "slurm/compat.h"
+#include "core/log.h"
+#include "hw/placement.h"
+#include "hw/slurm_map.h"
 
 #define TOPO(name) SRCDIR "/tests/fixtures/topology/" name
 

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "log.h"
-#include "placement.h"
-#include "slurm_map.h"
-#include "strutil.h"
+#include "core/log.h"
+#include "hw/placement.h"
+#include "hw/slurm_map.h"
+#include "core/strutil.h"
 
 #define TOPO(name) SRCDIR "/tests/fixtures/topology/" name
 

@@ -12,11 +12,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "log.h"
-#include "multiprog.h"
-#include "strutil.h"
-#include "taskenv.h"
-#include "taskmap.h"
+#include "core/log.h"
+#include "job/multiprog.h"
+#include "core/strutil.h"
+#include "job/taskenv.h"
+#include "hw/taskmap.h"
 
 /* ---- --multi-prog ---- */
 

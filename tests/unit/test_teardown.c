@@ -26,14 +26,14 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "devices.h"
-#include "fileutil.h"
+#include "hw/devices.h"
+#include "core/fileutil.h"
 #include "holder.h"
-#include "journal.h"
-#include "log.h"
-#include "macro.h"
-#include "reclaim.h"
-#include "teardown.h"
+#include "job/journal.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "vm/reclaim.h"
+#include "vm/teardown.h"
 
 #define BRIDGE	 "svmbrtd77"
 #define TABLE	 "svm_job_77"

@@ -22,11 +22,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "clock.h"
-#include "image.h"
-#include "log.h"
-#include "user.h"
-#include "vmconf.h"
+#include "core/clock.h"
+#include "job/image.h"
+#include "core/log.h"
+#include "job/user.h"
+#include "job/vmconf.h"
 
 #define NOBODY 65534
 

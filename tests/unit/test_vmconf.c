@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "log.h"
-#include "vmconf.h"
+#include "core/log.h"
+#include "job/vmconf.h"
 
 static char last_error[2048];
 

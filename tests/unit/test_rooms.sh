@@ -1,0 +1,65 @@
+#!/bin/sh
+# Rooms (doc/design.md, "Rooms"): each directory's local.mk says on its
+# first line which rooms it may use. Two guards hold it, shown here on a
+# planted wrong include (job, which spank_vm.so links, including vm's
+# reclaim.h, which needs libvirt):
+#  - scripts/check-rooms, over the includes of the tree (and here a copy
+#    with the plant): FILE:LINE, the wrong arrow, the local.mk line;
+#  - the compiler: a room's sources see only build/rooms/ROOM/
+#    (scripts/room-includes), so the planted include does not compile.
+set -eu
+build=${BUILD_DIR:-$(pwd)}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+fails=0
+check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi; }
+
+victim=common/job/request.c
+plant='#include "vm/reclaim.h"'
+# The copy: every room's local.mk and sources, the check itself.
+(cd "$src" && tar cf - scripts/check-rooms */local.mk common/*/local.mk \
+	common/*/*.[ch] spank_vm/*.[ch] prolog/*.[ch] epilog/*.[ch] \
+	agent/*.[ch] admin/*.[ch] gres_vgpu/*.[ch]) | (cd "$t" && tar xf -)
+line=$(grep -n '^#include "' "$t/$victim" | tail -1 | cut -d: -f1)
+sed -i "${line}a $plant" "$t/$victim"
+line=$((line + 1))
+
+if command -v python3 >/dev/null; then
+	check "the tree: every include within its room's uses" \
+		"'$src/scripts/check-rooms' '$src' >'$t/tree.out'"
+	cat "$t/tree.out"
+	rc=0
+	"$t/scripts/check-rooms" "$t" >"$t/plant.out" || rc=$?
+	cat "$t/plant.out"
+	check "the planted include fails the check" "[ $rc = 1 ]"
+	check "... named with its line, arrow and the uses line" \
+		"grep -qxF '$victim:$line: includes \"vm/reclaim.h\" of room vm; room job may use only: channel core (common/job/local.mk:1)' '$t/plant.out'"
+	# A cycle between rooms is named too: core saying it uses job.
+	sed -i '1s/.*/# room: core uses: job/' "$t/common/core/local.mk"
+	rc=0
+	"$t/scripts/check-rooms" "$t" >"$t/cycle.out" || rc=$?
+	check "a cycle between rooms fails the check, named" \
+		"[ $rc = 1 ] && grep -q 'cycle: .*core -> .*job' '$t/cycle.out'"
+else
+	echo "skip: no python3 for scripts/check-rooms; the compiler half follows"
+fi
+
+cc=$(printf 'print-cc:\n\t@echo $(CC)\n' |
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory \
+	-C "$build" -f Makefile -f - print-cc)
+compile() { # ROOM FILE
+	$cc -std=gnu11 -fsyntax-only -I"$build" -I"$build/rooms/$1" "$2" \
+		2>"$t/cc.err"
+}
+check "the build made job's include directory: core, channel, job only" \
+	"[ \"\$(ls '$build/rooms/job' | tr '\n' ' ')\" = 'channel core job ' ]"
+check "$victim compiles as room job" "compile job '$src/$victim'"
+rc=0
+compile job "$t/$victim" || rc=$?
+cat "$t/cc.err"
+check "the planted include does not compile as room job" \
+	"[ $rc != 0 ] && grep -q 'vm/reclaim.h: No such file' '$t/cc.err'"
+check "... and compiles in a room that may use vm (prolog)" \
+	"compile prolog '$t/$victim'"
+[ $fails = 0 ]
