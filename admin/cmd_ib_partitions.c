@@ -2,7 +2,7 @@
 /*
  * slurm-vm ib-partitions: OpenSM's partitions.conf from the site's base
  * file and the records the prologs leave in IbPartitionDir= (one per job
- * and node, common/host/ibpart.h). Runs on the subnet manager's node, once
+ * and node, common/hw/ibpart.h). Runs on the subnet manager's node, once
  * or every --watch seconds. The file is replaced whole (rename) and only
  * when it changes; then OpenSM gets SIGHUP, which makes it sweep and read
  * the partitions again. Records of jobs slurmctld no longer lists get no

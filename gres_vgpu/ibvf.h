@@ -2,7 +2,7 @@
 #pragma once
 /*
  * The slurm-vm half of gres/ibvf: vm.conf, VF detection and each VF's PCI
- * functions, through libslurmvm (common/host/gresgen.h). gres_ibvf.c, the Slurm
+ * functions, through libslurmvm (common/hw/gresgen.h). gres_ibvf.c, the Slurm
  * half, includes Slurm's internal headers, whose log.h clashes with ours:
  * the two halves meet only here, in plain C types.
  */

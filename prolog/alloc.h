@@ -3,7 +3,7 @@
 /*
  * What Slurm allocated to a job on this node, from the public libslurm API
  * (one slurm_load_job RPC) and this node's gres.conf, mapped to OS CPU ids
- * and PCI functions the way slurmd numbers them (common/host/slurm_map.h).
+ * and PCI functions the way slurmd numbers them (common/hw/slurm_map.h).
  */
 #include <stdint.h>
 

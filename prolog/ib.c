@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The prolog's InfiniBand phase (IbPartitions=yes): GUIDs of the job for
- * each of its IB VFs on this node (common/host/ibpart.h), journaled with
+ * each of its IB VFs on this node (common/hw/ibpart.h), journaled with
  * the values they replace, then the record the subnet manager's side turns
  * into the job's partition.
  */

@@ -120,7 +120,7 @@ enum proto_exec_flags {
 	PROTO_EXEC_PTY = 1u << 1,	 /* run on a pty of rows x cols */
 	PROTO_EXEC_PMI = 1u << 2,	 /* give the task a PMI_FD */
 	/* PMIx: the task's one connection to a listener on the guest's
-	 * 127.0.0.1 is the PMI stream (common/core/pmixenv.h) */
+	 * 127.0.0.1 is the PMI stream (common/channel/pmixenv.h) */
 	PROTO_EXEC_PMIX = 1u << 3,
 	PROTO_EXEC_FLAGS_ALL = 0xfu,
 };

@@ -83,7 +83,7 @@ struct vmconf {
 	uint32_t jobnet_subnet; /* host byte order, host bits zero */
 	unsigned jobnet_prefix; /* 8..30 */
 
-	/* InfiniBand partitions (common/host/ibpart.h) */
+	/* InfiniBand partitions (common/hw/ibpart.h) */
 	bool ib_partitions;	   /* VF GUIDs and a P_Key per job */
 	char *ib_pkey_text;	   /* "MIN-MAX" as written */
 	char *ib_guid_prefix_text; /* as written */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The guest's start (common/host/hypervisor.h) on libvirt's test driver,
+/* The guest's start (common/vm/hypervisor.h) on libvirt's test driver,
  * whose test:///default state every connection of the process shares:
  * guests are made paused here, as hv_create() starts them (the test driver
  * cannot create one paused). A guest whose qemu memory hard limit libvirt

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* InfiniBand partitions per job (common/host/ibpart.h): GUIDs and P_Keys,
+/* InfiniBand partitions per job (common/hw/ibpart.h): GUIDs and P_Keys,
  * the VF's sriov/<n>/ on a copy of the DGX fixture, ConnectX-3 refused,
  * records and the partitions.conf made of them. */
 #include "config.h"

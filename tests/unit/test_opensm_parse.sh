@@ -36,7 +36,7 @@ Default=0x7fff, ipoib, defmember=full : ALL, SELF=full;
 storage=0x0002, ipoib : ALL=full;
 EOF
 mkdir "$t/rec"
-# records as the prologs write them (common/host/ibpart.c)
+# records as the prologs write them (common/hw/ibpart.c)
 printf '# slurm-vm\njob 1234\npkey 0x14d2\nguid 0x0200000134800001\nguid 0x0200000134800003\n' >"$t/rec/job-1234.n1"
 printf 'job 1234\npkey 0x14d2\nguid 0x0200000134800041\n' >"$t/rec/job-1234.n2"
 printf 'job 99\npkey 0x1063\nguid 0x0200000018c00001\n' >"$t/rec/job-99.n1"

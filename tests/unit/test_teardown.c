@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The journal's replay (common/host/teardown.h) when the guest cannot be
+/* The journal's replay (common/vm/teardown.h) when the guest cannot be
  * stopped: what keeps it apart from other jobs (its network's nftables
  * tables and bridge, its VFs' GUIDs and partition record) stays, and a
  * later replay that stops it undoes them; and a requeued job's earlier
