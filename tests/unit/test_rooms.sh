@@ -41,6 +41,13 @@ if command -v python3 >/dev/null; then
 	"$t/scripts/check-rooms" "$t" >"$t/cycle.out" || rc=$?
 	check "a cycle between rooms fails the check, named" \
 		"[ $rc = 1 ] && grep -q 'cycle: .*core -> .*job' '$t/cycle.out'"
+	# A header of common/ by bare name (compiles only beside it): named.
+	sed -i '1s/.*/# room: core uses: -/' "$t/common/core/local.mk"
+	sed -i 's|^#include "job/vmconf.h"|#include "vmconf.h"|' "$t/common/job/image.h"
+	rc=0
+	"$t/scripts/check-rooms" "$t" >"$t/bare.out" || rc=$?
+	check "a bare include of a room's header fails the check, named" \
+		"[ $rc = 1 ] && grep -q '^common/job/image.h:[0-9]*: includes \"vmconf.h\" by bare name; write \"job/vmconf.h\"' '$t/bare.out'"
 else
 	echo "skip: no python3 for scripts/check-rooms; the compiler half follows"
 fi
