@@ -202,7 +202,7 @@ static void channel_close(const char *why)
 	proto_buf_consume(&agent.out, proto_buf_pending(&agent.out));
 	proto_reader_reset(&agent.rd, true);
 	sessions_orphan_all();
-	agent.retry_at = now_ms() + RETRY_MS;
+	agent.retry_at = clock_now_ms() + RETRY_MS;
 }
 
 static void closedirp(DIR **d)
@@ -293,11 +293,11 @@ static void channel_try_open(void)
 	int fd;
 
 	if (agent.chan_fd >= 0 || agent.listen_fd >= 0 ||
-	    now_ms() < agent.retry_at)
+	    clock_now_ms() < agent.retry_at)
 		return;
 	fd = channel_open_port();
 	if (fd < 0) {
-		agent.retry_at = now_ms() + RETRY_MS;
+		agent.retry_at = clock_now_ms() + RETRY_MS;
 		return;
 	}
 	agent.chan_fd = fd;
@@ -727,7 +727,7 @@ static void session_maybe_finish(struct session *s)
 		if (s->out_done[st])
 			continue;
 		if (s->credit[st] > 0 &&
-		    now_ms() > s->exited_at + DRAIN_AFTER_EXIT_MS)
+		    clock_now_ms() > s->exited_at + DRAIN_AFTER_EXIT_MS)
 			session_stream_eof(s, st); /* held open by an escapee */
 		else
 			drained = false;
@@ -776,7 +776,7 @@ static void reap_children(void)
 		s->pid = 0;
 		s->exited = true;
 		s->status = status;
-		s->exited_at = now_ms();
+		s->exited_at = clock_now_ms();
 		if (s->orphan)
 			session_release(s);
 	}

@@ -115,7 +115,7 @@ static _Noreturn void end_like_the_task(void)
 
 static int connect_relay(void)
 {
-	uint64_t deadline = now_ms() + (uint64_t)ex.timeout_s * 1000;
+	uint64_t deadline = clock_now_ms() + (uint64_t)ex.timeout_s * 1000;
 
 	for (;;) {
 		int fd = unix_connect(ex.socket_path);
@@ -123,7 +123,7 @@ static int connect_relay(void)
 		if (fd >= 0)
 			return fd;
 		if ((fd != -ENOENT && fd != -ECONNREFUSED) ||
-		    now_ms() >= deadline)
+		    clock_now_ms() >= deadline)
 			return fd;
 		usleep(200 * 1000);
 	}
@@ -557,7 +557,7 @@ static _Noreturn void loop(void)
 		if (poll(ps.p, (nfds_t)ps.n, ex.ready ? -1 : 200) < 0 &&
 		    errno != EINTR)
 			fail("poll: %m");
-		if (!ex.ready && now_ms() > ex.deadline)
+		if (!ex.ready && clock_now_ms() > ex.deadline)
 			fail("the job's VM did not become ready within %u s",
 			     ex.timeout_s);
 		handle_events(&ps);
@@ -672,6 +672,6 @@ int main(int argc, char **argv)
 	hello.nonce = random_u64();
 	proto_put_hello(&ex.out, &hello);
 	ex.exec_sent = ex.wait_ready;
-	ex.deadline = now_ms() + (uint64_t)ex.timeout_s * 1000;
+	ex.deadline = clock_now_ms() + (uint64_t)ex.timeout_s * 1000;
 	loop();
 }

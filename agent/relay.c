@@ -238,7 +238,7 @@ static bool guest_log_ok(void)
 {
 	static uint64_t window_start;
 	static unsigned count;
-	uint64_t now = now_ms();
+	uint64_t now = clock_now_ms();
 
 	if (now - window_start > 60000) {
 		if (count > GUEST_LOG_BURST)
@@ -267,7 +267,7 @@ static void channel_reset(const char *fmt, ...)
 	relay.chan_fd = -1;
 	proto_buf_consume(&relay.out, proto_buf_pending(&relay.out));
 	proto_reader_reset(&relay.rd, true);
-	relay.retry_at = now_ms() + RETRY_MS;
+	relay.retry_at = clock_now_ms() + RETRY_MS;
 	if (relay.state == CHAN_DOWN)
 		return;
 	if (relay.was_ready) {
@@ -294,11 +294,11 @@ static void channel_try_connect(void)
 				 .max_version = PROTO_VERSION_MAX };
 	int fd;
 
-	if (relay.chan_fd >= 0 || now_ms() < relay.retry_at)
+	if (relay.chan_fd >= 0 || clock_now_ms() < relay.retry_at)
 		return;
 	fd = unix_connect(relay.channel_path);
 	if (fd < 0) {
-		relay.retry_at = now_ms() + RETRY_MS;
+		relay.retry_at = clock_now_ms() + RETRY_MS;
 		return;
 	}
 	relay.chan_fd = fd;

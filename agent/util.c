@@ -38,14 +38,6 @@ int fd_set_cloexec(int fd)
 	return fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0 ? -errno : 0;
 }
 
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int unix_addr(const char *path, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
@@ -120,7 +112,7 @@ uint64_t random_u64(void)
 
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
 		return v;
-	return now_ms() ^ ((uint64_t)getpid() << 32);
+	return clock_now_ms() ^ ((uint64_t)getpid() << 32);
 }
 
 int stdio_ensure_open(void)

@@ -7,11 +7,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clock.h"    /* clock_now_ms */
 #include "fileutil.h" /* write_all */
 
 int fd_set_nonblock(int fd, bool on);
 int fd_set_cloexec(int fd);
-uint64_t now_ms(void);
 /* Binds and listens on a unix socket at @path (an old socket there is
  * replaced; anything else is refused). Returns the fd or -errno. */
 int unix_listen(const char *path, mode_t mode);

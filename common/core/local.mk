@@ -14,5 +14,6 @@ common_core_libslurmvm_core_la_SOURCES = \
 	common/core/pmixenv.h \
 	common/core/proto.c \
 	common/core/proto.h \
+	common/core/sortutil.h \
 	common/core/strutil.c \
 	common/core/strutil.h
