@@ -38,6 +38,43 @@ int fd_set_cloexec(int fd)
 	return fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0 ? -errno : 0;
 }
 
+int pollset_add(struct pollset *ps, int fd, short events, int kind, void *obj,
+		int num)
+{
+	if (ps->n == ps->cap) {
+		size_t cap = ps->cap ? ps->cap * 2 : 64;
+		struct pollfd *f = realloc(ps->fds, cap * sizeof(*f));
+		struct pollref *r;
+
+		if (!f)
+			return -ENOMEM;
+		ps->fds = f;
+		r = realloc(ps->refs, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		ps->refs = r;
+		ps->cap = cap;
+	}
+	ps->fds[ps->n] = (struct pollfd){ .fd = fd, .events = events };
+	ps->refs[ps->n] = (struct pollref){ kind, obj, num };
+	ps->n++;
+	return 0;
+}
+
+int pollset_wait(struct pollset *ps, int timeout_ms)
+{
+	if (poll(ps->fds, (nfds_t)ps->n, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+void pollset_free(struct pollset *ps)
+{
+	free(ps->fds);
+	free(ps->refs);
+	*ps = (struct pollset){ 0 };
+}
+
 static int unix_addr(const char *path, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
