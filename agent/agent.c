@@ -202,7 +202,7 @@ static void channel_close(const char *why)
 	proto_buf_consume(&agent.out, proto_buf_pending(&agent.out));
 	proto_reader_reset(&agent.rd, true);
 	sessions_orphan_all();
-	agent.retry_at = now_ms() + RETRY_MS;
+	agent.retry_at = clock_now_ms() + RETRY_MS;
 }
 
 static void closedirp(DIR **d)
@@ -293,11 +293,11 @@ static void channel_try_open(void)
 	int fd;
 
 	if (agent.chan_fd >= 0 || agent.listen_fd >= 0 ||
-	    now_ms() < agent.retry_at)
+	    clock_now_ms() < agent.retry_at)
 		return;
 	fd = channel_open_port();
 	if (fd < 0) {
-		agent.retry_at = now_ms() + RETRY_MS;
+		agent.retry_at = clock_now_ms() + RETRY_MS;
 		return;
 	}
 	agent.chan_fd = fd;
@@ -727,7 +727,7 @@ static void session_maybe_finish(struct session *s)
 		if (s->out_done[st])
 			continue;
 		if (s->credit[st] > 0 &&
-		    now_ms() > s->exited_at + DRAIN_AFTER_EXIT_MS)
+		    clock_now_ms() > s->exited_at + DRAIN_AFTER_EXIT_MS)
 			session_stream_eof(s, st); /* held open by an escapee */
 		else
 			drained = false;
@@ -776,7 +776,7 @@ static void reap_children(void)
 		s->pid = 0;
 		s->exited = true;
 		s->status = status;
-		s->exited_at = now_ms();
+		s->exited_at = clock_now_ms();
 		if (s->orphan)
 			session_release(s);
 	}
@@ -792,41 +792,6 @@ enum ref_kind {
 	REF_STREAM,
 	REF_PMIX,
 };
-
-struct pollref {
-	enum ref_kind kind;
-	struct session *s;
-	int stream;
-};
-
-struct pollset {
-	struct pollfd *fds;
-	struct pollref *refs;
-	size_t n, cap;
-};
-
-static int pollset_add(struct pollset *ps, int fd, short events,
-		       enum ref_kind kind, struct session *s, int stream)
-{
-	if (ps->n == ps->cap) {
-		size_t cap = ps->cap ? ps->cap * 2 : 64;
-		struct pollfd *f = realloc(ps->fds, cap * sizeof(*f));
-		struct pollref *r;
-
-		if (!f)
-			return -ENOMEM;
-		ps->fds = f;
-		r = realloc(ps->refs, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		ps->refs = r;
-		ps->cap = cap;
-	}
-	ps->fds[ps->n] = (struct pollfd){ .fd = fd, .events = events };
-	ps->refs[ps->n] = (struct pollref){ kind, s, stream };
-	ps->n++;
-	return 0;
-}
 
 static void pollset_sessions(struct pollset *ps)
 {
@@ -879,12 +844,14 @@ static void sessions_housekeeping(void)
 static void dispatch(struct pollset *ps)
 {
 	for (size_t i = 0; i < ps->n; i++) {
-		struct pollref *ref = &ps->refs[i];
+		const struct pollref *ref = &ps->refs[i];
+		struct session *s = ref->obj;
+		int st = ref->num;
 		short re = ps->fds[i].revents;
 
 		if (!re)
 			continue;
-		switch (ref->kind) {
+		switch ((enum ref_kind)ref->kind) {
 		case REF_SIGNAL:
 			reap_children();
 			break;
@@ -898,29 +865,24 @@ static void dispatch(struct pollset *ps)
 				channel_read();
 			break;
 		case REF_REPORT:
-			if (!ref->s->orphan && !ref->s->gone &&
-			    ref->s->report >= 0)
-				session_read_report(ref->s);
+			if (!s->orphan && !s->gone && s->report >= 0)
+				session_read_report(s);
 			break;
 		case REF_PMIX:
-			if (!ref->s->orphan && !ref->s->gone &&
-			    ref->s->pmix_listen >= 0)
-				session_pmix_accept(ref->s);
+			if (!s->orphan && !s->gone && s->pmix_listen >= 0)
+				session_pmix_accept(s);
 			break;
 		case REF_STREAM:
-			if (ref->s->orphan || ref->s->gone ||
-			    ref->s->fd[ref->stream] < 0)
+			if (s->orphan || s->gone || s->fd[st] < 0)
 				break;
 			if ((re & (POLLOUT | POLLERR | POLLHUP)) &&
-			    proto_buf_pending(&ref->s->to_task[ref->stream]) &&
-			    (ref->stream == PROTO_STDIN ||
-			     ref->stream == PROTO_PMI))
-				session_pump_in(ref->s, ref->stream);
+			    proto_buf_pending(&s->to_task[st]) &&
+			    (st == PROTO_STDIN || st == PROTO_PMI))
+				session_pump_in(s, st);
 			if ((re & (POLLIN | POLLHUP | POLLERR)) &&
-			    ref->stream != PROTO_STDIN &&
-			    !ref->s->out_done[ref->stream] &&
-			    ref->s->fd[ref->stream] >= 0)
-				session_pump_out(ref->s, ref->stream);
+			    st != PROTO_STDIN && !s->out_done[st] &&
+			    s->fd[st] >= 0)
+				session_pump_out(s, st);
 			break;
 		}
 	}
@@ -954,15 +916,13 @@ static int run(void)
 		for (struct session *s = agent.sessions; s; s = s->next)
 			if (s->exited && !s->orphan && !s->gone)
 				timeout = 500;
-		if (poll(ps.fds, ps.n, timeout) < 0 && errno != EINTR) {
-			free(ps.fds);
-			free(ps.refs);
+		if (pollset_wait(&ps, timeout) < 0) {
+			pollset_free(&ps);
 			return log_errno(errno, "poll");
 		}
 		dispatch(&ps);
 	}
-	free(ps.fds);
-	free(ps.refs);
+	pollset_free(&ps);
 	sessions_orphan_all();
 	sessions_sweep();
 	return 0;

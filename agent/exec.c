@@ -115,7 +115,7 @@ static _Noreturn void end_like_the_task(void)
 
 static int connect_relay(void)
 {
-	uint64_t deadline = now_ms() + (uint64_t)ex.timeout_s * 1000;
+	uint64_t deadline = clock_now_ms() + (uint64_t)ex.timeout_s * 1000;
 
 	for (;;) {
 		int fd = unix_connect(ex.socket_path);
@@ -123,7 +123,7 @@ static int connect_relay(void)
 		if (fd >= 0)
 			return fd;
 		if ((fd != -ENOENT && fd != -ECONNREFUSED) ||
-		    now_ms() >= deadline)
+		    clock_now_ms() >= deadline)
 			return fd;
 		usleep(200 * 1000);
 	}
@@ -473,27 +473,15 @@ static int out_fd(int st)
 	return st == PROTO_PMI ? ex.pmi_fd : st;
 }
 
-enum { SRC_RELAY = -1, SRC_SIGNAL = -2 };
-
-struct pollset {
-	struct pollfd p[8];
-	int src[8]; /* SRC_* or the stream */
-	int n;
-};
-
-static void pollset_add(struct pollset *ps, int fd, short ev, int src)
-{
-	ps->p[ps->n] = (struct pollfd){ fd, ev, 0 };
-	ps->src[ps->n++] = src;
-}
+enum { SRC_RELAY, SRC_SIGNAL, SRC_STREAM };
 
 static void build_pollset(struct pollset *ps)
 {
 	ps->n = 0;
 	pollset_add(ps, ex.fd,
 		    POLLIN | (proto_buf_pending(&ex.out) ? POLLOUT : 0),
-		    SRC_RELAY);
-	pollset_add(ps, ex.sig_fd, POLLIN, SRC_SIGNAL);
+		    SRC_RELAY, NULL, 0);
+	pollset_add(ps, ex.sig_fd, POLLIN, SRC_SIGNAL, NULL, 0);
 	for (int st = 0; ex.exec_sent && st < PROTO_STREAMS; st++) {
 		int fd = st == PROTO_STDIN ? 0 : out_fd(st);
 		short ev = 0;
@@ -504,7 +492,7 @@ static void build_pollset(struct pollset *ps)
 		if (st != PROTO_STDIN && proto_buf_pending(&ex.to_fd[st]))
 			ev |= POLLOUT;
 		if (ev && fd >= 0)
-			pollset_add(ps, fd, ev, st);
+			pollset_add(ps, fd, ev, SRC_STREAM, NULL, st);
 	}
 }
 
@@ -521,27 +509,27 @@ static void handle_stream(int st, short re)
 
 static void handle_events(const struct pollset *ps)
 {
-	for (int i = 0; i < ps->n; i++) {
-		short re = ps->p[i].revents;
+	for (size_t i = 0; i < ps->n; i++) {
+		short re = ps->fds[i].revents;
 
 		if (!re)
 			continue;
-		if (ps->src[i] == SRC_RELAY) {
+		if (ps->refs[i].kind == SRC_RELAY) {
 			if (re & POLLOUT)
 				write_relay();
 			if (re & (POLLIN | POLLHUP | POLLERR))
 				read_relay();
-		} else if (ps->src[i] == SRC_SIGNAL) {
+		} else if (ps->refs[i].kind == SRC_SIGNAL) {
 			forward_signals();
 		} else {
-			handle_stream(ps->src[i], re);
+			handle_stream(ps->refs[i].num, re);
 		}
 	}
 }
 
 static _Noreturn void loop(void)
 {
-	struct pollset ps;
+	struct pollset ps = { 0 };
 
 	for (;;) {
 		if (ex.exited && !proto_buf_pending(&ex.to_fd[PROTO_STDOUT]) &&
@@ -554,10 +542,9 @@ static _Noreturn void loop(void)
 		if (ex.ready && !ex.exec_sent)
 			start_task();
 		build_pollset(&ps);
-		if (poll(ps.p, (nfds_t)ps.n, ex.ready ? -1 : 200) < 0 &&
-		    errno != EINTR)
+		if (pollset_wait(&ps, ex.ready ? -1 : 200) < 0)
 			fail("poll: %m");
-		if (!ex.ready && now_ms() > ex.deadline)
+		if (!ex.ready && clock_now_ms() > ex.deadline)
 			fail("the job's VM did not become ready within %u s",
 			     ex.timeout_s);
 		handle_events(&ps);
@@ -672,6 +659,6 @@ int main(int argc, char **argv)
 	hello.nonce = random_u64();
 	proto_put_hello(&ex.out, &hello);
 	ex.exec_sent = ex.wait_ready;
-	ex.deadline = now_ms() + (uint64_t)ex.timeout_s * 1000;
+	ex.deadline = clock_now_ms() + (uint64_t)ex.timeout_s * 1000;
 	loop();
 }

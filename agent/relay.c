@@ -238,7 +238,7 @@ static bool guest_log_ok(void)
 {
 	static uint64_t window_start;
 	static unsigned count;
-	uint64_t now = now_ms();
+	uint64_t now = clock_now_ms();
 
 	if (now - window_start > 60000) {
 		if (count > GUEST_LOG_BURST)
@@ -267,7 +267,7 @@ static void channel_reset(const char *fmt, ...)
 	relay.chan_fd = -1;
 	proto_buf_consume(&relay.out, proto_buf_pending(&relay.out));
 	proto_reader_reset(&relay.rd, true);
-	relay.retry_at = now_ms() + RETRY_MS;
+	relay.retry_at = clock_now_ms() + RETRY_MS;
 	if (relay.state == CHAN_DOWN)
 		return;
 	if (relay.was_ready) {
@@ -294,11 +294,11 @@ static void channel_try_connect(void)
 				 .max_version = PROTO_VERSION_MAX };
 	int fd;
 
-	if (relay.chan_fd >= 0 || now_ms() < relay.retry_at)
+	if (relay.chan_fd >= 0 || clock_now_ms() < relay.retry_at)
 		return;
 	fd = unix_connect(relay.channel_path);
 	if (fd < 0) {
-		relay.retry_at = now_ms() + RETRY_MS;
+		relay.retry_at = clock_now_ms() + RETRY_MS;
 		return;
 	}
 	relay.chan_fd = fd;
@@ -750,19 +750,7 @@ static void client_accept(void)
 
 /* ---- event loop ---- */
 
-struct pollset {
-	struct pollfd fds[MAX_CLIENTS + 8];
-	struct client *who[MAX_CLIENTS + 8];
-	size_t n;
-};
-
-static void pollset_add(struct pollset *ps, int fd, short ev, struct client *c)
-{
-	if (ps->n >= ARRAY_SIZE(ps->fds))
-		return;
-	ps->fds[ps->n] = (struct pollfd){ .fd = fd, .events = ev };
-	ps->who[ps->n++] = c;
-}
+enum { REF_SIGNAL, REF_LISTEN, REF_CHANNEL, REF_CLIENT };
 
 static void clients_reap(void)
 {
@@ -778,14 +766,15 @@ static void build_pollset(struct pollset *ps)
 	bool room = proto_buf_pending(&relay.out) < CHANNEL_HIGH_WATER;
 
 	ps->n = 0;
-	pollset_add(ps, relay.sig_fd, POLLIN, NULL);
+	pollset_add(ps, relay.sig_fd, POLLIN, REF_SIGNAL, NULL, 0);
 	pollset_add(ps, relay.listen_fd,
-		    relay.nclients <= MAX_CLIENTS ? POLLIN : 0, NULL);
+		    relay.nclients <= MAX_CLIENTS ? POLLIN : 0, REF_LISTEN,
+		    NULL, 0);
 	if (relay.chan_fd >= 0)
 		pollset_add(
 			ps, relay.chan_fd,
 			POLLIN | (proto_buf_pending(&relay.out) ? POLLOUT : 0),
-			NULL);
+			REF_CHANNEL, NULL, 0);
 	for (struct client *c = relay.clients; c; c = c->next) {
 		short ev = proto_buf_pending(&c->out) ? POLLOUT : 0;
 
@@ -793,7 +782,7 @@ static void build_pollset(struct pollset *ps)
 		if (!c->closing && room &&
 		    proto_buf_pending(&c->out) < CLIENT_OUT_LIMIT)
 			ev |= POLLIN;
-		pollset_add(ps, c->fd, ev, c);
+		pollset_add(ps, c->fd, ev, REF_CLIENT, c, 0);
 	}
 }
 
@@ -810,11 +799,12 @@ static void dispatch(struct pollset *ps)
 {
 	for (size_t i = 0; i < ps->n; i++) {
 		short re = ps->fds[i].revents;
-		struct client *c = ps->who[i];
+		int kind = ps->refs[i].kind;
+		struct client *c = ps->refs[i].obj;
 
 		if (!re)
 			continue;
-		if (c) {
+		if (kind == REF_CLIENT) {
 			if (re & POLLOUT &&
 			    proto_buf_write(&c->out, c->fd) == -EPIPE)
 				proto_buf_consume(&c->out,
@@ -824,11 +814,11 @@ static void dispatch(struct pollset *ps)
 			else if (re & (POLLHUP | POLLERR))
 				proto_buf_consume(&c->out,
 						  proto_buf_pending(&c->out));
-		} else if (ps->fds[i].fd == relay.sig_fd) {
+		} else if (kind == REF_SIGNAL) {
 			handle_signals();
-		} else if (ps->fds[i].fd == relay.listen_fd) {
+		} else if (kind == REF_LISTEN) {
 			client_accept();
-		} else if (ps->fds[i].fd == relay.chan_fd) {
+		} else if (kind == REF_CHANNEL) {
 			ssize_t w = 0;
 
 			if (re & POLLOUT)
@@ -843,18 +833,21 @@ static void dispatch(struct pollset *ps)
 
 static int run(void)
 {
-	static struct pollset ps;
+	struct pollset ps = { 0 };
+	int r = 0;
 
-	while (!relay.quit) {
+	while (!relay.quit && r == 0) {
 		channel_try_connect();
 		clients_reap();
 		build_pollset(&ps);
-		if (poll(ps.fds, ps.n, relay.chan_fd < 0 ? RETRY_MS : -1) < 0 &&
-		    errno != EINTR)
-			return log_errno(errno, "poll");
-		dispatch(&ps);
+		r = pollset_wait(&ps, relay.chan_fd < 0 ? RETRY_MS : -1);
+		if (r < 0)
+			log_errno(-r, "poll");
+		else
+			dispatch(&ps);
 	}
-	return 0;
+	pollset_free(&ps);
+	return r;
 }
 
 /* ---- setup ---- */

@@ -38,12 +38,41 @@ int fd_set_cloexec(int fd)
 	return fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0 ? -errno : 0;
 }
 
-uint64_t now_ms(void)
+int pollset_add(struct pollset *ps, int fd, short events, int kind, void *obj,
+		int num)
 {
-	struct timespec ts;
+	if (ps->n == ps->cap) {
+		size_t cap = ps->cap ? ps->cap * 2 : 64;
+		struct pollfd *f = realloc(ps->fds, cap * sizeof(*f));
+		struct pollref *r;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+		if (!f)
+			return -ENOMEM;
+		ps->fds = f;
+		r = realloc(ps->refs, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		ps->refs = r;
+		ps->cap = cap;
+	}
+	ps->fds[ps->n] = (struct pollfd){ .fd = fd, .events = events };
+	ps->refs[ps->n] = (struct pollref){ kind, obj, num };
+	ps->n++;
+	return 0;
+}
+
+int pollset_wait(struct pollset *ps, int timeout_ms)
+{
+	if (poll(ps->fds, (nfds_t)ps->n, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+void pollset_free(struct pollset *ps)
+{
+	free(ps->fds);
+	free(ps->refs);
+	*ps = (struct pollset){ 0 };
 }
 
 static int unix_addr(const char *path, struct sockaddr_un *sa)
@@ -120,7 +149,7 @@ uint64_t random_u64(void)
 
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
 		return v;
-	return now_ms() ^ ((uint64_t)getpid() << 32);
+	return clock_now_ms() ^ ((uint64_t)getpid() << 32);
 }
 
 int stdio_ensure_open(void)

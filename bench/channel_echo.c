@@ -21,15 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
+
 /* A byte that takes longer than this to come back means a stuck session. */
 #define ECHO_TIMEOUT_MS 30000
 
 static double now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+	return clock_now_s() * 1e6;
 }
 
 /* Starts argv with *to_child on its stdin and *from_child on its stdout. */

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "hw/devices.h"
 #include "vm/domain.h"
 #include "core/log.h"
@@ -34,10 +35,7 @@
 
 static double now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+	return clock_now_s() * 1e3;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -57,7 +55,7 @@ static int write_topology(const char *path)
 {
 	hwloc_topology_t t;
 	hwloc_obj_t nodes[2];
-	hwloc_uint64_t lat[4] = {10, 21, 21, 10};
+	hwloc_uint64_t lat[4] = { 10, 21, 21, 10 };
 	hwloc_distances_add_handle_t h;
 	int r = -1;
 
@@ -119,7 +117,8 @@ static void make_devices(struct bench_devs *b)
 		b->req[i] = (struct plan_device_request){
 			.dev = d,
 			.gres = gpu ? "gpu" : "ibvf",
-			.gres_index = gpu ? i : i - N_GPUS};
+			.gres_index = gpu ? i : i - N_GPUS
+		};
 	}
 }
 

@@ -19,17 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
+
 #define CHUNK (1 << 20)
 
 static char buf[CHUNK];
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int do_write(const char *path, long mib)
 {
@@ -88,7 +82,7 @@ int main(int argc, char **argv)
 				"files DIR N\n");
 		return 2;
 	}
-	t0 = now();
+	t0 = clock_now_s();
 	if (strcmp(argv[1], "write") == 0 && argc == 4)
 		r = do_write(argv[2], atol(argv[3]));
 	else if (strcmp(argv[1], "read") == 0)
@@ -100,6 +94,6 @@ int main(int argc, char **argv)
 			strerror(-r));
 		return 1;
 	}
-	printf("%.3f\n", now() - t0);
+	printf("%.3f\n", clock_now_s() - t0);
 	return 0;
 }

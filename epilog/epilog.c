@@ -135,7 +135,7 @@ int main(int argc, char **argv)
 	struct vmconf conf;
 	int r;
 
-	if (!getenv("SPANK_VM_IMAGE"))
+	if (!getenv(REQUEST_ENV(REQUEST_IMAGE)))
 		return EXIT_SUCCESS;
 	log_open("slurm-vm-epilog");
 	conf_path = vmconf_default_path();

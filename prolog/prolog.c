@@ -510,12 +510,16 @@ static enum prolog_result prolog_run(struct prolog *p)
 
 	/* The raw request, for the admin reading the log (values sanitized by
 	 * the logger). */
-	log_info("job %s: VM requested: SPANK_VM_IMAGE=%s SPANK_VM_CPUS=%s "
-		 "SPANK_VM_MEM=%s SPANK_VM_HUGEPAGES=%s SPANK_VM_KEEP=%s",
-		 getenv("SLURM_JOB_ID") ?: "?", getenv("SPANK_VM_IMAGE"),
-		 getenv("SPANK_VM_CPUS") ?: "", getenv("SPANK_VM_MEM") ?: "",
-		 getenv("SPANK_VM_HUGEPAGES") ?: "",
-		 getenv("SPANK_VM_KEEP") ?: "");
+	log_info("job %s: VM requested: %s=%s %s=%s %s=%s %s=%s %s=%s",
+		 getenv("SLURM_JOB_ID") ?: "?", REQUEST_ENV(REQUEST_IMAGE),
+		 getenv(REQUEST_ENV(REQUEST_IMAGE)), REQUEST_ENV(REQUEST_CPUS),
+		 getenv(REQUEST_ENV(REQUEST_CPUS)) ?: "",
+		 REQUEST_ENV(REQUEST_MEM),
+		 getenv(REQUEST_ENV(REQUEST_MEM)) ?: "",
+		 REQUEST_ENV(REQUEST_HUGEPAGES),
+		 getenv(REQUEST_ENV(REQUEST_HUGEPAGES)) ?: "",
+		 REQUEST_ENV(REQUEST_KEEP),
+		 getenv(REQUEST_ENV(REQUEST_KEEP)) ?: "");
 	/* The state directory first: whatever is wrong with the rest of the
 	 * request, the job's steps must find the reason and fail. */
 	res = prolog_take_state_name(p);

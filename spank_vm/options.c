@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "core/log.h"
+#include "job/request.h"
 #include "spank_vm.h"
 #include "core/strutil.h"
 
@@ -44,14 +45,18 @@ static struct spank_option options[] = {
 };
 
 static const char *const option_env[] = {
-	[OPT_IMAGE] = "SLURM_VM_IMAGE", [OPT_CPUS] = "SLURM_VM_CPUS",
-	[OPT_MEM] = "SLURM_VM_MEM",	[OPT_HUGEPAGES] = "SLURM_VM_HUGEPAGES",
-	[OPT_KEEP] = "SLURM_VM_KEEP",	[OPT_BATCH] = "SLURM_VM_BATCH",
+	[OPT_IMAGE] = REQUEST_USER_ENV(REQUEST_IMAGE),
+	[OPT_CPUS] = REQUEST_USER_ENV(REQUEST_CPUS),
+	[OPT_MEM] = REQUEST_USER_ENV(REQUEST_MEM),
+	[OPT_HUGEPAGES] = REQUEST_USER_ENV(REQUEST_HUGEPAGES),
+	[OPT_KEEP] = REQUEST_USER_ENV(REQUEST_KEEP),
+	[OPT_BATCH] = REQUEST_USER_ENV(REQUEST_BATCH),
 };
 
 static int option_set(int val, const char *arg, bool from_cli)
 {
 	const char *name = options[val - 1].name;
+	enum hugepages hugepages;
 	int r;
 
 	switch (val) {
@@ -66,25 +71,33 @@ static int option_set(int val, const char *arg, bool from_cli)
 		return vm_opts.image ? 0 : -ENOMEM;
 	case OPT_CPUS:
 		r = str_to_uint(arg, &vm_opts.cpus);
-		if (r < 0 || vm_opts.cpus == 0 || vm_opts.cpus > 4096) {
+		if (r < 0 ||
+		    request_check(REQUEST_VALUE_CPUS, vm_opts.cpus) < 0) {
 			log_error(
-				"--%s=%s: expected a number of vCPUs from 1 to 4096",
-				name, arg);
+				"--%s=%s: expected a number of vCPUs from 1 to %d",
+				name, arg, REQUEST_CPUS_MAX);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_MEM:
 		r = str_to_mib(arg, &vm_opts.mem_mib);
-		if (r < 0 || vm_opts.mem_mib < 64) {
+		if (r < 0 || vm_opts.mem_mib < REQUEST_MEM_MIB_MIN) {
 			log_error(
-				"--%s=%s: expected a size of at least 64M, e.g. 512M or 8G",
-				name, arg);
+				"--%s=%s: expected a size of at least %dM, e.g. 512M or 8G",
+				name, arg, REQUEST_MEM_MIB_MIN);
+			return -EINVAL;
+		}
+		/* The prolog's bound, here so that sbatch says it. */
+		if (request_check(REQUEST_VALUE_MEM_MIB, vm_opts.mem_mib) < 0) {
+			log_error(
+				"--%s=%s: expected a size of at most %lluT, e.g. 512M or 8G",
+				name, arg,
+				(unsigned long long)REQUEST_MEM_MIB_MAX >> 20);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_HUGEPAGES:
-		if (strcasecmp(arg, "none") && strcasecmp(arg, "2M") &&
-		    strcasecmp(arg, "1G")) {
+		if (hugepages_parse(arg, &hugepages) < 0) {
 			log_error("--%s=%s: expected none, 2M or 1G", name,
 				  arg);
 			return -EINVAL;
@@ -100,7 +113,8 @@ static int option_set(int val, const char *arg, bool from_cli)
 			vm_opts.batch = true;
 			vm_opts.batch_set = true;
 		} else if (vm_batch_parse(arg, &vm_opts.batch) < 0) {
-			log_error("SLURM_VM_BATCH=%s: expected yes or no", arg);
+			log_error("%s=%s: expected yes or no",
+				  option_env[OPT_BATCH], arg);
 			return -EINVAL;
 		}
 		return 0;

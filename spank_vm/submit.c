@@ -16,6 +16,7 @@
 
 #include "job/image.h"
 #include "core/log.h"
+#include "job/request.h"
 #include "spank_vm.h"
 #include "job/vmconf.h"
 
@@ -115,18 +116,19 @@ int submit_post_opt(spank_t sp)
 		return -EINVAL;
 	}
 
-	r = job_control_setenv(sp, "VM_IMAGE", image);
+	r = job_control_setenv(sp, REQUEST_IMAGE, image);
 	if (r == 0 && vm_opts.cpus) {
 		snprintf(num, sizeof(num), "%u", vm_opts.cpus);
-		r = job_control_setenv(sp, "VM_CPUS", num);
+		r = job_control_setenv(sp, REQUEST_CPUS, num);
 	}
 	if (r == 0 && vm_opts.mem_mib) {
 		snprintf(num, sizeof(num), "%" PRIu64, vm_opts.mem_mib);
-		r = job_control_setenv(sp, "VM_MEM", num);
+		r = job_control_setenv(sp, REQUEST_MEM, num);
 	}
 	if (r == 0 && vm_opts.hugepages)
-		r = job_control_setenv(sp, "VM_HUGEPAGES", vm_opts.hugepages);
+		r = job_control_setenv(sp, REQUEST_HUGEPAGES,
+				       vm_opts.hugepages);
 	if (r == 0 && vm_opts.keep)
-		r = job_control_setenv(sp, "VM_KEEP", "1");
+		r = job_control_setenv(sp, REQUEST_KEEP, "1");
 	return r;
 }

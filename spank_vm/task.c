@@ -28,6 +28,7 @@
 #include "job/journal.h"
 #include "core/log.h"
 #include "job/multiprog.h"
+#include "job/request.h"
 #include "spank_vm.h"
 #include "core/strutil.h"
 #include "job/taskenv.h"
@@ -67,7 +68,7 @@ static int task_load_conf(struct vmconf *conf)
 static bool task_wants_vm(spank_t sp)
 {
 	static const char *const vars[] = {
-		"SLURM_VM_IMAGE",
+		REQUEST_USER_ENV(REQUEST_IMAGE),
 		"_SLURM_SPANK_OPTION_" PLUGIN_NAME "_vm_image",
 	};
 	char v[8];
@@ -106,7 +107,7 @@ static bool task_batch_in_vm(spank_t sp, const struct vmconf *conf)
 			  sizeof(v));
 	if (rc == ESPANK_SUCCESS || rc == ESPANK_NOSPACE)
 		return true;
-	if (spank_getenv(sp, "SLURM_VM_BATCH", v, sizeof(v)) ==
+	if (spank_getenv(sp, REQUEST_USER_ENV(REQUEST_BATCH), v, sizeof(v)) ==
 		    ESPANK_SUCCESS &&
 	    vm_batch_parse(v, &batch) == 0)
 		return batch;

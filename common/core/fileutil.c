@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,27 @@ int file_replace(const char *path, const void *data, size_t len, mode_t mode)
 		unlink(tmp);
 		return log_errno(-r, "%s: cannot replace", path);
 	}
+	return 0;
+}
+
+int file_link_name(const char *dir, const char *name, char *out, size_t size)
+{
+	_cleanup_free_ char *path = NULL;
+	char target[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		return -ENOMEM;
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strlen(base) >= size || !*base)
+		return -EINVAL;
+	strcpy(out, base);
 	return 0;
 }
 

@@ -24,6 +24,11 @@ int file_replace(const char *path, const void *data, size_t len, mode_t mode);
 /* Does @name end with FILE_REPLACE_TMP_SUFFIX? */
 bool file_is_replace_tmp(const char *name);
 
+/* The last component of the target of the link @dir/@name (a sysfs link:
+ * iommu_group, driver, physfn, virtfn<n>) into @out of @size bytes: 0,
+ * -ENOENT when there is no such link, -EINVAL when the name does not fit. */
+int file_link_name(const char *dir, const char *name, char *out, size_t size);
+
 /* Makes the directory @path (@mode) unless it exists and opens it, never
  * through a link, as a directory root may trust: root's and writable only
  * by root. The fd, or a negative errno, logged with @what (OverlayDir,

@@ -11,6 +11,7 @@ common_core_libslurmvm_core_la_SOURCES = \
 	common/core/macro.h \
 	common/core/run.c \
 	common/core/run.h \
+	common/core/sortutil.h \
 	common/core/strutil.c \
 	common/core/strutil.h
 common_core_libslurmvm_core_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/core

@@ -9,6 +9,7 @@
 
 #include "front/front.h"
 #include "core/log.h"
+#include "job/request.h"
 
 static int front_exec(const char *name, char **argv)
 {
@@ -34,7 +35,7 @@ static int front_exec(const char *name, char **argv)
 
 int front_main(const char *ident, const char *name, char **argv)
 {
-	const char *image = getenv("SPANK_VM_IMAGE");
+	const char *image = getenv(REQUEST_ENV(REQUEST_IMAGE));
 
 	if (!image || !*image)
 		return EXIT_SUCCESS;

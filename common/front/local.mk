@@ -1,4 +1,4 @@
-# room: front uses: core
+# room: front uses: core job
 # The Prolog's and Epilog's fronts (front.h): libc and the logger only.
 noinst_LTLIBRARIES += common/front/libslurmvm-front.la
 common_front_libslurmvm_front_la_SOURCES = \

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hw/devices.h"
+#include "core/fileutil.h"
 #include "core/log.h"
 #include "core/strutil.h"
 
@@ -157,30 +158,6 @@ static int read_numa_node(const char *dir, int *node)
 	return 0;
 }
 
-/* Basename of the target of symlink @dir/@name into @out; -ENOENT if no
- * link. */
-static int read_link_name(const char *dir, const char *name, char *out,
-			  size_t size)
-{
-	_cleanup_free_ char *path = NULL;
-	char target[PATH_MAX];
-	const char *base;
-	ssize_t n;
-
-	if (asprintf(&path, "%s/%s", dir, name) < 0)
-		return -ENOMEM;
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return -errno;
-	target[n] = '\0';
-	base = strrchr(target, '/');
-	base = base ? base + 1 : target;
-	if (strlen(base) >= size || !*base)
-		return -EINVAL;
-	strcpy(out, base);
-	return 0;
-}
-
 static int read_iommu_group(const char *dir, int *group)
 {
 	_cleanup_free_ char *path = NULL;
@@ -189,7 +166,7 @@ static int read_iommu_group(const char *dir, int *group)
 	unsigned v;
 	int r;
 
-	r = read_link_name(dir, "iommu_group", name, sizeof(name));
+	r = file_link_name(dir, "iommu_group", name, sizeof(name));
 	if (r == -ENOENT) {
 		*group = -1; /* no IOMMU */
 		return 0;
@@ -280,7 +257,7 @@ int devices_iommu_group(const char *sysfs_root, int group,
 		}
 		f->class =
 			read_hex(fpath, "class", 0xffffff, &cls) == 0 ? cls : 0;
-		f->is_vf = read_link_name(fpath, "physfn", pf, sizeof(pf)) == 0;
+		f->is_vf = file_link_name(fpath, "physfn", pf, sizeof(pf)) == 0;
 		count++;
 	}
 	closedir(d);
@@ -334,7 +311,7 @@ static int read_sriov(const char *dir, struct pci_device *dev)
 	char buf[32];
 	int r;
 
-	r = read_link_name(dir, "physfn", buf, sizeof(buf));
+	r = file_link_name(dir, "physfn", buf, sizeof(buf));
 	if (r == 0) {
 		if (pci_addr_canonical(buf, dev->physfn) < 0) {
 			log_error("%s/physfn: \"%s\" is not a PCI address", dir,
@@ -418,7 +395,7 @@ static int read_device(const char *sysfs_root, const char *addr,
 	r = read_sriov(dir, dev);
 	if (r < 0)
 		return r;
-	r = read_link_name(dir, "driver", drv, sizeof(drv));
+	r = file_link_name(dir, "driver", drv, sizeof(drv));
 	if (r == 0) {
 		dev->driver = strdup(drv);
 		if (!dev->driver)

@@ -16,6 +16,7 @@
 #include "hw/ibpart.h"
 #include "core/log.h"
 #include "core/macro.h"
+#include "core/sortutil.h"
 
 #define RECORD_PREFIX	"job-"
 #define RECORD_MAX_SIZE (64u << 10)
@@ -60,21 +61,15 @@ int ibpart_guid_parse(const char *s, uint64_t *guid)
 /* n of the PF's virtfn<n> link that names @vf. */
 static int vf_number(const char *pfdir, const char *vf, unsigned *n)
 {
-	_cleanup_free_ char *link = NULL;
-	char target[PATH_MAX];
-	const char *base;
-	ssize_t len;
+	char link[32], target[NAME_MAX + 1];
+	int r;
 
 	for (unsigned i = 0; i < 4096; i++) {
-		free(link);
-		if (asprintf(&link, "%s/virtfn%u", pfdir, i) < 0)
-			return -ENOMEM;
-		len = readlink(link, target, sizeof(target) - 1);
-		if (len < 0)
-			return errno == ENOENT ? -ENOENT : -errno;
-		target[len] = '\0';
-		base = strrchr(target, '/');
-		if (strcmp(base ? base + 1 : target, vf) == 0) {
+		snprintf(link, sizeof(link), "virtfn%u", i);
+		r = file_link_name(pfdir, link, target, sizeof(target));
+		if (r < 0)
+			return r;
+		if (strcmp(target, vf) == 0) {
 			*n = i;
 			return 0;
 		}
@@ -291,13 +286,6 @@ static int read_records(const char *dir, struct parts *ps)
 	}
 	free(names);
 	return r;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 static bool job_runs(uint32_t job_id, const uint32_t *running, size_t n_running)

@@ -634,8 +634,10 @@ static int plan_one_device(const struct topology *topo,
  * device under a host switch gains nothing from one and gets a root port. */
 static int plan_switches(struct plan *plan)
 {
-	for (size_t i = 0; i < plan->n_devices; i++)
+	for (size_t i = 0; i < plan->n_devices; i++) {
 		plan->devices[i].sw = -1;
+		plan->devices[i].sw_rank = 0;
+	}
 	for (size_t i = 0; i < plan->n_devices; i++) {
 		struct plan_device *d = &plan->devices[i];
 		struct plan_switch *s;
@@ -661,20 +663,10 @@ static int plan_switches(struct plan *plan)
 				s->n_down = 1;
 			}
 			e->sw = d->sw;
-			plan->switches[d->sw].n_down++;
+			e->sw_rank = plan->switches[d->sw].n_down++;
 		}
 	}
 	return 0;
-}
-
-/* Device @i's place among its switch's devices, in plan order. */
-static unsigned rank_in_switch(const struct plan *plan, size_t i)
-{
-	unsigned rank = 0;
-
-	for (size_t j = 0; j < i; j++)
-		rank += plan->devices[j].sw == plan->devices[i].sw;
-	return rank;
 }
 
 /* Bus numbers behind the root port that device @i opens, 0 if it opens
@@ -685,7 +677,7 @@ static unsigned port_buses(const struct plan *plan, size_t i)
 
 	if (d->sw < 0)
 		return 1;
-	return rank_in_switch(plan, i) ? 0 : 2 + plan->switches[d->sw].n_down;
+	return d->sw_rank ? 0 : 2 + plan->switches[d->sw].n_down;
 }
 
 /* One expander per cell with devices; behind it a root port per device or
@@ -732,8 +724,7 @@ static int plan_buses(struct plan *plan)
 				s->guest_bus = next;
 				next += n;
 			}
-			d->guest_bus =
-				s->guest_bus + 2 + rank_in_switch(plan, i);
+			d->guest_bus = s->guest_bus + 2 + d->sw_rank;
 		}
 		plan->n_pxbs++;
 	}

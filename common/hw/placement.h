@@ -119,7 +119,9 @@ struct plan_device {
 	int iommu_group;
 	char host_switch[PCI_ADDR_MAX]; /* pci_device.host_switch */
 	int sw;				/* index into plan.switches; -1 none */
-	unsigned pxb;			/* index into plan.pxbs */
+	unsigned sw_rank; /* its downstream port of plan.switches[sw] (plan
+			   * order); 0 without a switch */
+	unsigned pxb;	  /* index into plan.pxbs */
 	unsigned
 		guest_bus; /* guest PCI bus it sits on (its port's secondary) */
 	struct plan_pci *funcs; /* passed through together (same slot) */

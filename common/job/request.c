@@ -12,21 +12,52 @@
 
 bool request_wanted(void)
 {
-	const char *image = getenv("SPANK_VM_IMAGE");
+	const char *image = getenv(REQUEST_ENV(REQUEST_IMAGE));
 
 	return image && *image;
 }
 
-static int env_u32(const char *name, bool required, uint32_t max,
-		   uint32_t *out)
+int request_check(enum request_value what, uint64_t value)
+{
+	static const struct {
+		uint64_t min, max;
+	} bounds[] = {
+		[REQUEST_VALUE_IMAGE] = { 1, REQUEST_IMAGE_LEN_MAX },
+		[REQUEST_VALUE_CPUS] = { 1, REQUEST_CPUS_MAX },
+		[REQUEST_VALUE_MEM_MIB] = { REQUEST_MEM_MIB_MIN,
+					    REQUEST_MEM_MIB_MAX },
+	};
+
+	if ((size_t)what >= ARRAY_SIZE(bounds))
+		return -EINVAL;
+	if (value < bounds[what].min || value > bounds[what].max)
+		return -ERANGE;
+	return 0;
+}
+
+int hugepages_parse(const char *s, enum hugepages *h)
+{
+	if (strcasecmp(s, "none") == 0)
+		*h = HUGEPAGES_NONE;
+	else if (strcasecmp(s, "2M") == 0)
+		*h = HUGEPAGES_2M;
+	else if (strcasecmp(s, "1G") == 0)
+		*h = HUGEPAGES_1G;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int env_u32(const char *name, bool required, uint32_t max, uint32_t *out)
 {
 	const char *v = getenv(name);
 	uint64_t n;
 
 	if (!v || !*v) {
 		if (required) {
-			log_error("%s is not set: is this running as a Slurm Prolog/Epilog?",
-				  name);
+			log_error(
+				"%s is not set: is this running as a Slurm Prolog/Epilog?",
+				name);
 			return -EINVAL;
 		}
 		*out = 0;
@@ -43,44 +74,39 @@ static int env_u32(const char *name, bool required, uint32_t max,
 
 static int request_parse_vm(struct vm_request *req)
 {
-	const char *image = getenv("SPANK_VM_IMAGE");
-	const char *cpus = getenv("SPANK_VM_CPUS");
-	const char *mem = getenv("SPANK_VM_MEM");
-	const char *huge = getenv("SPANK_VM_HUGEPAGES");
-	const char *keep = getenv("SPANK_VM_KEEP");
+	const char *image = getenv(REQUEST_ENV(REQUEST_IMAGE));
+	const char *cpus = getenv(REQUEST_ENV(REQUEST_CPUS));
+	const char *mem = getenv(REQUEST_ENV(REQUEST_MEM));
+	const char *huge = getenv(REQUEST_ENV(REQUEST_HUGEPAGES));
+	const char *keep = getenv(REQUEST_ENV(REQUEST_KEEP));
 
-	if (!image || !*image || strlen(image) > REQUEST_IMAGE_LEN_MAX) {
-		log_error("SPANK_VM_IMAGE is empty or too long");
+	if (!image || request_check(REQUEST_VALUE_IMAGE, strlen(image)) < 0) {
+		log_error("%s is empty or too long",
+			  REQUEST_ENV(REQUEST_IMAGE));
 		return -EINVAL;
 	}
 	req->image = strdup(image);
 	if (!req->image)
 		return -ENOMEM;
 	if (cpus && *cpus &&
-	    (str_to_uint(cpus, &req->cpus) < 0 || req->cpus == 0 ||
-	     req->cpus > REQUEST_CPUS_MAX)) {
-		log_error("SPANK_VM_CPUS='%.32s' is not a vCPU count from 1 to %d",
-			  cpus, REQUEST_CPUS_MAX);
+	    (str_to_uint(cpus, &req->cpus) < 0 ||
+	     request_check(REQUEST_VALUE_CPUS, req->cpus) < 0)) {
+		log_error("%s='%.32s' is not a vCPU count from 1 to %d",
+			  REQUEST_ENV(REQUEST_CPUS), cpus, REQUEST_CPUS_MAX);
 		return -EINVAL;
 	}
 	if (mem && *mem &&
 	    (str_to_u64(mem, &req->mem_mib) < 0 ||
-	     req->mem_mib < REQUEST_MEM_MIB_MIN ||
-	     req->mem_mib > REQUEST_MEM_MIB_MAX)) {
-		log_error("SPANK_VM_MEM='%.32s' is not a size in MiB from %d to %llu",
-			  mem, REQUEST_MEM_MIB_MIN,
+	     request_check(REQUEST_VALUE_MEM_MIB, req->mem_mib) < 0)) {
+		log_error("%s='%.32s' is not a size in MiB from %d to %llu",
+			  REQUEST_ENV(REQUEST_MEM), mem, REQUEST_MEM_MIB_MIN,
 			  (unsigned long long)REQUEST_MEM_MIB_MAX);
 		return -EINVAL;
 	}
-	if (!huge || !*huge || strcasecmp(huge, "none") == 0)
-		req->hugepages = HUGEPAGES_NONE;
-	else if (strcasecmp(huge, "2M") == 0)
-		req->hugepages = HUGEPAGES_2M;
-	else if (strcasecmp(huge, "1G") == 0)
-		req->hugepages = HUGEPAGES_1G;
-	else {
-		log_error("SPANK_VM_HUGEPAGES='%.32s' is not none, 2M or 1G",
-			  huge);
+	req->hugepages = HUGEPAGES_NONE;
+	if (huge && *huge && hugepages_parse(huge, &req->hugepages) < 0) {
+		log_error("%s='%.32s' is not none, 2M or 1G",
+			  REQUEST_ENV(REQUEST_HUGEPAGES), huge);
 		return -EINVAL;
 	}
 	req->keep = keep && strcmp(keep, "1") == 0;

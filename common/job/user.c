@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "job/user.h"
@@ -116,14 +117,6 @@ void user_info_free(struct user_info *u)
 
 unsigned user_child_timeout_ms = USER_CHILD_TIMEOUT_S * 1000;
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static ssize_t read_retry(int fd, char *buf, size_t len)
 {
 	ssize_t n;
@@ -137,11 +130,11 @@ static ssize_t read_retry(int fd, char *buf, size_t len)
 /* What the child writes until it closes the pipe, within the deadline. */
 static int user_collect(int fd, char *buf, size_t max, size_t *used)
 {
-	long deadline = now_ms() + (long)user_child_timeout_ms;
+	long deadline = (long)clock_now_ms() + (long)user_child_timeout_ms;
 
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		long left = deadline - now_ms();
+		long left = deadline - (long)clock_now_ms();
 		ssize_t n;
 
 		if (left <= 0)

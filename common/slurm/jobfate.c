@@ -11,6 +11,7 @@
 #include "slurm/compat.h"
 #include "slurm/jobfate.h"
 #include "core/log.h"
+#include "core/sortutil.h"
 
 /* slurm.h's enum job_states, as squeue names them. */
 static const char *job_state_name(uint32_t state)
@@ -83,13 +84,6 @@ int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
 	}
 	slurm_free_job_info_msg(msg);
 	return 0;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 int jobs_active(uint32_t **ids, size_t *n)

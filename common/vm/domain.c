@@ -386,19 +386,10 @@ static void write_console(struct xw *x, const struct domain_params *p)
 	end(x);
 }
 
-/* Device @i's place among its switch's downstream ports; 0 without one. */
-static unsigned switch_rank(const struct plan *plan, size_t i)
-{
-	const struct plan_device *d = &plan->devices[i];
-
-	return d->sw < 0 ? 0
-			 : d->guest_bus - plan->switches[d->sw].guest_bus - 2;
-}
-
 /* Does device @i open a root port (its own, or its switch's)? */
 static bool opens_root_port(const struct plan *plan, size_t i)
 {
-	return switch_rank(plan, i) == 0;
+	return plan->devices[i].sw_rank == 0;
 }
 
 /* libvirt controller indexes: pcie-root 0, expanders 1..P, then in plan
@@ -422,7 +413,7 @@ static unsigned port_index(const struct plan *plan, size_t dev)
 			continue;
 		}
 		if (want->sw == d->sw)
-			return k + 2 + switch_rank(plan, dev);
+			return k + 2 + want->sw_rank;
 		k += 2 + plan->switches[d->sw].n_down;
 	}
 	return k; /* not reached: every device has a port */

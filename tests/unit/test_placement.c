@@ -17,6 +17,7 @@
 #include "hw/devices.h"
 #include "core/macro.h"
 #include "core/log.h"
+#include "vm/domain.h"
 #include "hw/placement.h"
 
 #define TOPO(name) SRCDIR "/tests/fixtures/topology/" name
@@ -376,13 +377,41 @@ static const struct plan_device *planned(const struct plan *p, const char *addr)
 	return NULL;
 }
 
+/* The guest bus (libvirt's controller index) of the hostdev whose source
+ * address holds @host, in domain XML @xml. */
+static void assert_guest_bus(const char *xml, const char *host,
+			     const char *want)
+{
+	for (const char *s = strstr(xml, "<source>"); s;
+	     s = strstr(s + 1, "<source>")) {
+		const char *end = strstr(s, "</source>");
+		const char *h = strstr(s, host);
+		const char *g;
+
+		if (!end || !h || h > end)
+			continue;
+		g = strstr(end, " bus=\"");
+		assert_non_null(g);
+		assert_memory_equal(g + 6, want, strlen(want));
+		return;
+	}
+	fail_msg("no hostdev from %s", host);
+}
+
+/* The domain's devices only: no disks, no channel. */
+static const struct domain_params dgx_domain = {
+	.name = "slurm-vm-42",
+	.binding = DEVICE_BINDING_PREBOUND,
+	.attach = DEVICE_ATTACH_VFIO,
+};
+
 /* A DGX-like board: GPUs and HCAs in pairs under PCIe switches. */
 static void test_dgx_switches(void **state)
 {
 	struct topology *t = load(SANDY);
 	struct fixture_devs f = { 0 };
 	const struct plan_device *g0, *g1, *vf, *lone, *far, *far_vf;
-	_cleanup_free_ char *summary = NULL;
+	_cleanup_free_ char *summary = NULL, *xml = NULL;
 	struct plan p;
 
 	add_dev_from(&f, DGX, "0000:04:00.0", "gpu");
@@ -413,6 +442,9 @@ static void test_dgx_switches(void **state)
 	assert_int_equal(far->sw, -1);
 	assert_int_equal(far_vf->sw, -1); /* alone under its host switch */
 	/* depth first: root port, upstream, then each downstream's bus */
+	assert_int_equal(g0->sw_rank, 0);
+	assert_int_equal(g1->sw_rank, 1);
+	assert_int_equal(vf->sw_rank, 2);
 	assert_int_equal(g0->guest_bus, p.switches[0].guest_bus + 2);
 	assert_int_equal(g1->guest_bus, p.switches[0].guest_bus + 3);
 	assert_int_equal(vf->guest_bus, p.switches[0].guest_bus + 4);
@@ -428,6 +460,16 @@ static void test_dgx_switches(void **state)
 	assert_non_null(strstr(summary, "switch 0000:"));
 	assert_non_null(strstr(summary, "(as host switch 0000:02:00.0"));
 	assert_non_null(strstr(summary, "downstream port: 0000:"));
+	/* The domain plugs the switch's devices into its downstream ports in
+	 * that order (controllers 5 to 7, after the root port 3 and the
+	 * upstream port 4), each device's from the plan's sw_rank. */
+	assert_int_equal(domain_xml_build(&p, &dgx_domain, &xml), 0);
+	assert_guest_bus(xml, "bus=\"0x04\" slot=\"0x00\" function=\"0x0\"",
+			 "0x05");
+	assert_guest_bus(xml, "bus=\"0x05\" slot=\"0x00\" function=\"0x0\"",
+			 "0x06");
+	assert_guest_bus(xml, "bus=\"0x06\" slot=\"0x00\" function=\"0x1\"",
+			 "0x07");
 	plan_free(&p);
 	free_devs(&f);
 	topology_free(t);
