@@ -26,6 +26,7 @@
 #include "channel/netenv.h"
 #include "channel/pmixenv.h"
 #include "spawn.h"
+#include "workdir.h"
 
 static void child_report(int fd, int stage, int err)
 {
@@ -316,6 +317,7 @@ static _Noreturn void child_main(const struct proto_exec *m, char **env,
 {
 	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 	int nfd = fds[3] >= 0 ? 4 : 3;
+	char why[128];
 	int err;
 
 	child_reset_signals();
@@ -341,16 +343,15 @@ static _Noreturn void child_main(const struct proto_exec *m, char **env,
 	child_limits(m->env);
 	/* As slurmstepd on bare metal (mgr.c), in the same words, and why:
 	 * the host's directories are here only when vm.conf shares them. */
-	if (chdir(m->cwd) < 0) {
+	err = workdir_enter(m->cwd, "/proc/self/mountinfo", why, sizeof(why));
+	if (err)
 		child_error("couldn't chdir to `%s': %s: going to /tmp instead "
 			    "(the guest has the host's directories only "
 			    "under vm.conf SharedDirs=)",
-			    m->cwd, strerror(errno));
-		if (chdir("/tmp") < 0) {
-			err = errno;
-			child_error("couldn't chdir to /tmp either. dying.");
-			child_fail(report, SPAWN_CHDIR, err);
-		}
+			    m->cwd, why);
+	if (err < 0) {
+		child_error("couldn't chdir to /tmp either. dying.");
+		child_fail(report, SPAWN_CHDIR, -err);
 	}
 	child_tmpdir(env);
 	child_fail(report, SPAWN_EXEC, child_exec(m->argv, env));

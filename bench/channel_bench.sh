@@ -170,7 +170,7 @@ as_user() {
 }
 as_user "$exec_bin" --socket "$sock" --timeout 120 --wait-ready >/dev/null ||
 	die "the guest agent was not ready through the relay within 120 s"
-guest_kernel=$(as_user "$exec_bin" --socket "$sock" --cwd / -- uname -r </dev/null) ||
+guest_kernel=$(as_user "$exec_bin" --socket "$sock" --cwd /tmp -- uname -r </dev/null) ||
 	die "slurm-vm-exec -- uname -r failed"
 
 qga() { # JSON
@@ -206,14 +206,14 @@ measure bash -c '
 	cd / || exit 1
 	for ((i = -2; i < $1; i++)); do
 		t0=${EPOCHREALTIME/./}
-		"$2" --socket "$3" --cwd / -- true </dev/null || exit 1
+		"$2" --socket "$3" --cwd /tmp -- true </dev/null || exit 1
 		t1=${EPOCHREALTIME/./}
 		[ "$i" -ge 0 ] && echo $((t1 - t0))
 	done' bench "$n" "$exec_bin" "$sock" >"$work/exec.us" ||
 	die "slurm-vm-exec -- true failed"
 
 # Streaming round trip: 1 byte through cat in the guest, one session.
-measure "$echo_bin" "$echo_n" -- "$exec_bin" --socket "$sock" --cwd / -- cat \
+measure "$echo_bin" "$echo_n" -- "$exec_bin" --socket "$sock" --cwd /tmp -- cat \
 	>"$work/echo.us" || die "the echo round trips through cat failed"
 
 # Throughput, checking the byte count that arrived. The guest side of the
@@ -246,7 +246,7 @@ measure bash -c '
 	t1=${EPOCHREALTIME/./}
 	[ "$got" = "$blocks+0" ] || { echo "host->guest: $got of $blocks blocks" >&2; exit 1; }
 	echo $((t1 - t0))' bench "$bytes" "$blocks" \
-	"$exec_bin" --socket "$sock" --cwd / >"$work/tput.us" ||
+	"$exec_bin" --socket "$sock" --cwd /tmp >"$work/tput.us" ||
 	die "the throughput runs failed"
 { read -r cat_us && read -r out_us && read -r in_us; } <"$work/tput.us"
 

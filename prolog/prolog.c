@@ -379,51 +379,23 @@ static enum prolog_result prolog_own_state(struct prolog *p)
 	return PROLOG_OK;
 }
 
-/* State of this name left by an earlier job (job ids wrap) is not this
- * job's: its keep marker least of all. One that cannot be torn down may
- * still hold devices: the node's fault, as at its own epilog. */
-static enum prolog_result prolog_take_state_name(struct prolog *p)
-{
-	int r = guest_take_name(&p->conf, p->req.job_id, p->req.restart_count,
-				p->conf.shutdown_timeout + 30);
-
-	if (r < 0 && r != -ENOTDIR && r != -ELOOP && r != -EPERM) {
-		log_errno(r,
-			  "job %u: the state left by an earlier job %u in "
-			  "%s cannot be removed; see `slurm-vm list`",
-			  p->req.job_id, p->req.job_id, p->conf.state_dir);
-		return PROLOG_NODE_FAULT;
-	}
-	return PROLOG_OK;
-}
-
-/* What an older job of this id (ids wrap) or an earlier incarnation of
- * this one left here has this job's names (bridge, tables, partition
- * record, IB GUIDs) and may hold its devices: reclaimed, once slurmctld
- * says it ended, before anything of this job is made, so that no replay
- * of theirs can undo it later. One that cannot be reclaimed, or that
- * slurmctld cannot say has ended, fails the job, not the node (the job's
- * id brought it here), unless its guest may still hold devices: the
- * node's fault, as at its own epilog. */
-static enum prolog_result prolog_reclaim_incarnations(struct prolog *p)
+/* State @left here that carries this job's id (an older job's: ids wrap;
+ * or an earlier run of this one) could not be reclaimed (@r, @tr): this
+ * job's fault, since its id brought it here, with a reason for its steps
+ * that names the admin's way out; the node's only when that guest may
+ * still hold devices, as at its own epilog. */
+static enum prolog_result
+prolog_left_state_fault(struct prolog *p, const char *left, int r,
+			const struct teardown_result *tr)
 {
 	const char *node = getenv("SLURMD_NODENAME");
-	struct teardown_result tr;
-	char left[64] = "";
-	int r;
 
-	r = guest_reclaim_incarnations(&p->conf, p->req.job_id,
-				       p->req.restart_count,
-				       p->conf.shutdown_timeout + 30,
-				       guest_fate, &tr, left, sizeof(left));
-	if (r == 0)
-		return PROLOG_OK;
-	if (tr.node_unsafe) {
+	if (tr->node_unsafe) {
 		log_error("job %u: the guest of %s/%s, left by an earlier job "
 			  "%u, may still hold its devices (%u of %u teardown "
 			  "steps failed); see `slurm-vm list`",
 			  p->req.job_id, p->conf.state_dir, left, p->req.job_id,
-			  tr.failed, tr.steps);
+			  tr->failed, tr->steps);
 		return PROLOG_NODE_FAULT;
 	}
 	log_errno(r, "job %u: %s/%s cannot be reclaimed", p->req.job_id,
@@ -436,6 +408,51 @@ static enum prolog_result prolog_reclaim_incarnations(struct prolog *p)
 		: r == -EBUSY	? "another prolog, epilog or cleanup holds it"
 				: strerror(-r));
 	return PROLOG_JOB_FAULT;
+}
+
+/* State of this name left by an earlier job (job ids wrap) is not this
+ * job's: its keep marker least of all. One that cannot be removed fails
+ * the job (prolog_left_state_fault()); its steps find the reason in that
+ * directory, the only one of this name, which stays for `slurm-vm
+ * cleanup`. Nothing of this job is made. */
+static enum prolog_result prolog_take_state_name(struct prolog *p)
+{
+	struct teardown_result tr;
+	enum prolog_result res;
+	char name[64];
+	int r = guest_take_name(&p->conf, p->req.job_id, p->req.restart_count,
+				p->conf.shutdown_timeout + 30, &tr);
+
+	if (r == 0 || r == -ENOTDIR || r == -ELOOP || r == -EPERM)
+		return PROLOG_OK;
+	statedir_name(p->req.job_id, p->req.restart_count, name, sizeof(name));
+	if (!tr.node_unsafe) {
+		res = prolog_statedir(p);
+		if (res != PROLOG_OK)
+			return res;
+	}
+	return prolog_left_state_fault(p, name, r, &tr);
+}
+
+/* What an older job of this id (ids wrap) or an earlier incarnation of
+ * this one left here has this job's names (bridge, tables, partition
+ * record, IB GUIDs) and may hold its devices: reclaimed, once slurmctld
+ * says it ended, before anything of this job is made, so that no replay
+ * of theirs can undo it later. One that cannot be reclaimed, or that
+ * slurmctld cannot say has ended: prolog_left_state_fault(). */
+static enum prolog_result prolog_reclaim_incarnations(struct prolog *p)
+{
+	struct teardown_result tr;
+	char left[64] = "";
+	int r;
+
+	r = guest_reclaim_incarnations(&p->conf, p->req.job_id,
+				       p->req.restart_count,
+				       p->conf.shutdown_timeout + 30,
+				       guest_fate, &tr, left, sizeof(left));
+	if (r == 0)
+		return PROLOG_OK;
+	return prolog_left_state_fault(p, left, r, &tr);
 }
 
 /* Kept state (--vm-keep) past KeepFor= goes here too, not only when an

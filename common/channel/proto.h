@@ -70,6 +70,10 @@
 #define PROTO_MAX_ENVC	      4096u
 #define PROTO_MAX_GROUPS      1024u
 #define PROTO_MAX_STRING      (128u * 1024u) /* with its NUL */
+
+/* The 9p mount tag of share @i, in the domain and in the guest's mount:
+ * the agent tells a share by it (agent/workdir.c). */
+#define SHARED_DIR_TAG_FMT "svmshare%u"
 #define PROTO_MAX_PATH	      4096u	     /* with its NUL */
 #define PROTO_MAX_IDENTITY    256u	     /* without its NUL */
 #define PROTO_MAX_ERROR	      4096u	     /* without its NUL */

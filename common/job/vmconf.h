@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "channel/proto.h"
+
 enum device_binding {
 	DEVICE_BINDING_PREBOUND = 0, /* admin binds vfio-pci at boot */
 	DEVICE_BINDING_MANAGED,	     /* libvirt detaches/reattaches */
@@ -108,8 +110,7 @@ enum shared_dir_transport {
 /* Longest share path: the seed and the domain carry it as is. */
 #define SHARED_DIR_PATH_MAX 1024
 
-/* The 9p mount tag of share @i, in the domain and in the guest's mount. */
-#define SHARED_DIR_TAG_FMT "svmshare%u"
+/* The 9p mount tag of share @i: SHARED_DIR_TAG_FMT (channel/proto.h). */
 
 /* Number of SharedDirs= entries (0 when none). */
 size_t vmconf_n_shared_dirs(const struct vmconf *conf);

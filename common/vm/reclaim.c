@@ -441,13 +441,14 @@ int kept_remove_job(const struct vmconf *conf, uint32_t job_id,
 }
 
 int guest_take_name(const struct vmconf *conf, uint32_t job_id,
-		    unsigned restart, unsigned lock_wait_s)
+		    unsigned restart, unsigned lock_wait_s,
+		    struct teardown_result *res)
 {
-	struct teardown_result res;
 	struct guest g;
 	bool torn;
 	int fd;
 
+	memset(res, 0, sizeof(*res));
 	guest_from_job(&g, job_id, restart);
 	fd = statedir_open(conf->state_dir, g.name, false);
 	if (fd < 0)
@@ -468,7 +469,7 @@ int guest_take_name(const struct vmconf *conf, uint32_t job_id,
 		      : "its guest is torn down, nothing kept");
 	if (torn)
 		return guest_remove_kept(conf, g.name, lock_wait_s);
-	return guest_reclaim(conf, &g, lock_wait_s, true, &res);
+	return guest_reclaim(conf, &g, lock_wait_s, true, res);
 }
 
 int guest_reclaim_incarnations(const struct vmconf *conf, uint32_t job_id,

@@ -62,9 +62,12 @@ int kept_remove_job(const struct vmconf *conf, uint32_t job_id,
 /* Frees the state name job-<id>.<restart> for a new job: a directory of
  * that name is an earlier job's (job ids wrap), and so is its keep marker.
  * Kept and torn down: its files removed; else its guest torn down with
- * nothing kept. 0 when the name is free (or was). */
+ * nothing kept. 0 when the name is free (or was); else -errno, with
+ * guest_reclaim()'s @res (res->node_unsafe: its guest may still hold
+ * devices). */
 int guest_take_name(const struct vmconf *conf, uint32_t job_id,
-		    unsigned restart, unsigned lock_wait_s);
+		    unsigned restart, unsigned lock_wait_s,
+		    struct teardown_result *res);
 /* Has @g's job ended, as slurmctld says (jobfate.h)? 1 yes, 0 no (@why
  * says how), -errno when it cannot say. */
 typedef int (*guest_fate_fn)(const struct guest *g, char *why, size_t why_len);

@@ -115,7 +115,7 @@ guest_exec() {
 	local user=$1 job=$2
 	shift 3 # USER JOBID --
 	harness_as_user "$user" "$HARNESS_BIN/slurm-vm-exec" \
-		--socket "$(guest_state_dir "$job")/sock/relay.sock" --cwd / -- "$@"
+		--socket "$(guest_state_dir "$job")/sock/relay.sock" --cwd /tmp -- "$@"
 }
 
 # guest_leftovers JOB [NODE]: what of the job's guest is still on the node

@@ -9,7 +9,9 @@
 # under root-owned /var/lib (tests/cluster/run.sh), as on a real node: Open
 # MPI over PMIx (srun --mpi=pmix, two ranks), whose PMIx clients get scratch
 # directories that exist in the guest and are the user's (the host's
-# SlurmdSpoolDir paths cannot be made there). At the job's end the guest
+# SlurmdSpoolDir paths cannot be made there); a task whose directory is
+# outside the shares (the user's home, which cloud-init made in the guest
+# too) starts in /tmp with the message. At the job's end the guest
 # shuts down on the ACPI power button (the image has D-Bus, so
 # systemd-logind handles it, as the admin guide's section 5 asks): the
 # epilog's DOMAIN phase takes seconds, not ShutdownTimeout, and the log
@@ -109,6 +111,19 @@ if [ "$out" = "$work" ] && [ "$(stat -c %U "$work/cloud.out" 2>/dev/null)" = "$u
 	ok "the task started in the shared $work and wrote cloud.out, $user's on the host: $(cat "$work/cloud.out")"
 else
 	fail "shared directory: '$out'; cloud.out: $(ls -l "$work/cloud.out" 2>&1) $(cat "$work/cloud.out" 2>/dev/null)"
+fi
+
+# The user's home on the host is not shared here (SharedDirs= is the work
+# directory only), and cloud-init made a home of that name in the guest:
+# the task starts in /tmp, as anywhere outside the shares, and the step's
+# stderr says so; not silently in the guest's own directory.
+home=$(getent passwd "$user" | cut -d: -f6)
+out=$(step "$job" --chdir="$home" -n1 pwd 2>"$HARNESS_DIR/log/home-step.err") || true
+if [ -d "$home" ] && [ "$out" = /tmp ] &&
+	grep -qF "couldn't chdir to \`$home': the guest's own directory, not on a share: going to /tmp instead (the guest has the host's directories only under vm.conf SharedDirs=)" "$HARNESS_DIR/log/home-step.err"; then
+	ok "the host's $home, not shared: the task starts in /tmp and the step says why"
+else
+	fail "cwd $home outside the shares: '$out', stderr: $(cat "$HARNESS_DIR/log/home-step.err")"
 fi
 
 # Where the boot's time goes, as the guest saw it (information, TCG).

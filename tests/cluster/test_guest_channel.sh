@@ -29,14 +29,14 @@ out=$(guest_exec "$user" "$job" -- sh -c 'echo "uid=$(id -u) host=$(hostname)"; 
 
 # Session 1 never has its stdout read (yes | a reader that sleeps), while
 # session 2 pushes 8 MiB through cat in the guest and back.
-harness_as_user "$user" bash -c "'$HARNESS_BIN/slurm-vm-exec' --socket '$sock' --cwd / -- yes | sleep 120" &
+harness_as_user "$user" bash -c "'$HARNESS_BIN/slurm-vm-exec' --socket '$sock' --cwd /tmp -- yes | sleep 120" &
 stalled=$!
 sleep 2
 head -c 8M /dev/urandom >"$work/in.bin"
 chown "$user" "$work/in.bin"
 want=$(sha256sum <"$work/in.bin" | cut -d' ' -f1)
 t0=$(date +%s)
-got=$(harness_as_user "$user" bash -c "'$HARNESS_BIN/slurm-vm-exec' --socket '$sock' --cwd / -- cat <'$work/in.bin'" |
+got=$(harness_as_user "$user" bash -c "'$HARNESS_BIN/slurm-vm-exec' --socket '$sock' --cwd /tmp -- cat <'$work/in.bin'" |
 	sha256sum | cut -d' ' -f1) || true
 t=$(($(date +%s) - t0))
 [ "$got" = "$want" ] && ok "8 MiB through the guest intact in ${t}s while another session's stdout was never read" ||
@@ -46,11 +46,11 @@ pkill -u "$user" -f "slurm-vm-exec.*-- yes" 2>/dev/null || true
 
 # Another uid is refused.
 rc=0
-out=$(harness_as_user svmtest2 "$HARNESS_BIN/slurm-vm-exec" --socket "$sock" --cwd / -- true 2>&1) || rc=$?
+out=$(harness_as_user svmtest2 "$HARNESS_BIN/slurm-vm-exec" --socket "$sock" --cwd /tmp -- true 2>&1) || rc=$?
 [ "$rc" != 0 ] && ok "svmtest2 refused: $out" || fail "svmtest2 was let in: $out"
 
 # Killing qemu fails the open session with the reason.
-harness_as_user "$user" "$HARNESS_BIN/slurm-vm-exec" --socket "$sock" --cwd / -- sleep 300 \
+harness_as_user "$user" "$HARNESS_BIN/slurm-vm-exec" --socket "$sock" --cwd /tmp -- sleep 300 \
 	>"$work/dead.out" 2>&1 &
 pid=$!
 sleep 3

@@ -134,11 +134,11 @@ echo "ok: agent ready"
 host=$(hostname -s)
 grep -q "seed: hostname $host, user $user uid $uid" "$work/console.log" ||
 	fail "the guest did not read the seed's host name and user: $(grep seed: "$work/console.log")"
-got=$(as_user --cwd / -- id -un) || fail "slurm-vm-exec -- id -un failed"
+got=$(as_user --cwd /tmp -- id -un) || fail "slurm-vm-exec -- id -un failed"
 [ "$got" = "$user" ] || fail "the task runs as '$got' in the guest, not $user"
 echo "ok: the guest is $host and knows $user"
 
-got=$(as_user --cwd / -- cat "$work/share/hello") ||
+got=$(as_user --cwd /tmp -- cat "$work/share/hello") ||
 	fail "the share $work/share is not in the guest: $(grep 'seed: share' "$work/console.log")"
 [ "$got" = "from the host" ] || fail "the share's file reads '$got'"
 echo "ok: SharedDirs $work/share mounted"

@@ -173,7 +173,7 @@ fi
 # --- root in the guest: the host's root through the relay (AllowRoot=yes)
 as_guest_root() {
 	"$HARNESS_BIN/slurm-vm-exec" --socket "$(guest_state_dir "$job")/sock/relay.sock" \
-		--cwd / -- "$@"
+		--cwd /tmp -- "$@"
 }
 who=$(as_guest_root id -u 2>&1 || true)
 [ "$who" = 0 ] || fail "not root in the guest: '$who'"

@@ -331,23 +331,63 @@ static void test_kept_remove_job(void **state)
  * epilog never ran. */
 static void test_take_name_after_wrap(void **state)
 {
+	struct teardown_result res;
 	char ov[512];
 
 	if (geteuid() != 0)
 		skip();
 	snprintf(ov, sizeof(ov), "%s/job-22.0.qcow2", overlay_dir);
 	make_kept(22, ov, 0);
-	assert_int_equal(guest_take_name(&conf, 22, 0, 0), 0);
+	assert_int_equal(guest_take_name(&conf, 22, 0, 0, &res), 0);
 	assert_false(exists("state/job-22.0"));
 	assert_false(exists("overlay/job-22.0.qcow2"));
 
 	snprintf(ov, sizeof(ov), "%s/job-23.0.qcow2", overlay_dir);
 	close(make_guest("job-23.0", true, ov));
-	assert_int_equal(guest_take_name(&conf, 23, 0, 0), 0);
+	assert_int_equal(guest_take_name(&conf, 23, 0, 0, &res), 0);
 	assert_false(exists("state/job-23.0"));
 	assert_false(exists("overlay/job-23.0.qcow2"));
 	/* Free already. */
-	assert_int_equal(guest_take_name(&conf, 24, 0, 0), 0);
+	assert_int_equal(guest_take_name(&conf, 24, 0, 0, &res), 0);
+}
+
+/* An older job's state of the name that cannot be removed says whether
+ * its guest may still hold devices, which alone makes the node unsafe for
+ * the prolog (doc/security.md): an overlay outside OverlayDir, never
+ * deleted, or another's lock do not; a device file that could not be
+ * given back does. The state stays for `slurm-vm cleanup` in each case. */
+static void test_take_name_fault(void **state)
+{
+	const char *dev[5] = { NULL, "0", "0", "0600", NULL };
+	struct teardown_result res;
+	char vfio[512];
+	int fd;
+
+	if (geteuid() != 0)
+		skip();
+	close(make_guest("job-26.0", false, "/etc/passwd"));
+	assert_int_equal(guest_take_name(&conf, 26, 0, 0, &res), -EIO);
+	assert_int_equal(res.failed, 1);
+	assert_false(res.node_unsafe);
+	assert_true(exists("state/job-26.0/journal"));
+
+	fd = make_guest("job-27.0", false, NULL);
+	assert_int_equal(statedir_lock(fd, 0), 0); /* a cleanup runs */
+	assert_int_equal(guest_take_name(&conf, 27, 0, 0, &res), -EBUSY);
+	assert_false(res.node_unsafe);
+	assert_true(exists("state/job-27.0"));
+	close(fd);
+
+	/* A VFIO group file (here a regular file, never touched). */
+	snprintf(vfio, sizeof(vfio), "%s/vfio-28", top);
+	close(open(vfio, O_WRONLY | O_CREAT, 0600));
+	dev[0] = vfio;
+	fd = make_guest("job-28.0", false, NULL);
+	assert_int_equal(journal_append(fd, "DEVOWNER", dev), 0);
+	close(fd);
+	assert_int_equal(guest_take_name(&conf, 28, 0, 0, &res), -EIO);
+	assert_true(res.node_unsafe);
+	assert_true(exists("state/job-28.0/journal"));
 }
 
 #define WRAP_BRIDGE "svmbwrap30"
@@ -395,7 +435,7 @@ static int take_names(uint32_t job, unsigned restart,
 	char name[64];
 	int fd;
 
-	assert_int_equal(guest_take_name(&conf, job, restart, 0), 0);
+	assert_int_equal(guest_take_name(&conf, job, restart, 0, res), 0);
 	statedir_name(job, restart, name, sizeof(name));
 	fd = statedir_open(state_dir, name, true);
 	assert_true(fd >= 0);
@@ -538,6 +578,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_take_names_after_wrap,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_take_name_fault, setup,
+						teardown),
 	};
 
 	log_open("test_reclaim");
