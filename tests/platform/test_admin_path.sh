@@ -6,6 +6,10 @@
 # /etc/slurm and /var/lib/slurm/slurmd, `slurm-vm check-config` silent, the
 # daemons started as their units would, a user, the stock cloud image in the
 # catalog, and the user's first VM job, whose task must run in the guest.
+# Then two nodes n1 and n2 (namespaces of their own in the root, system
+# paths inside), the guide's job network and shares on, and one -N2 job:
+# a step in both guests, then Open MPI over PMIx (srun --mpi=pmix) across
+# them (#24 item 9: the PMIx scratch directories under the system spool).
 # Any step the test needs that the guide does not say is a bug in the guide.
 #
 #   tests/platform/test_admin_path.sh [--prepare]
