@@ -6,6 +6,10 @@
 # /etc/slurm and /var/lib/slurm/slurmd, `slurm-vm check-config` silent, the
 # daemons started as their units would, a user, the stock cloud image in the
 # catalog, and the user's first VM job, whose task must run in the guest.
+# Then two nodes n1 and n2 (namespaces of their own in the root, system
+# paths inside), the guide's job network and shares on, and one -N2 job:
+# a step in both guests, then Open MPI over PMIx (srun --mpi=pmix) across
+# them (#24 item 9: the PMIx scratch directories under the system spool).
 # Any step the test needs that the guide does not say is a bug in the guide.
 #
 #   tests/platform/test_admin_path.sh [--prepare]
@@ -16,7 +20,8 @@
 # root's writes and the logs) after a success too. libvirt keeps its
 # defaults (qemu in a private /dev per domain: root.sh enters with
 # pivot_root, so the mount table reads as on a node).
-# Boots one guest and starts slurmd and libvirtd: run it under
+# Boots three guests (two at once for the -N2 job) and starts slurmd and
+# libvirtd on this node and on two node namespaces: run it under
 # `flock /tmp/slurm-vm-cluster.lock`. Needs root.
 set -euo pipefail
 
@@ -25,10 +30,14 @@ repo=$(cd "$here/../.." && pwd)
 debs=${SLURM_VM_DEBS:-$repo/build-debs}
 
 # A plain Slurm 22.05 node with munge, and the packages section 2 of the
-# guide names (opensm only on the subnet manager's node: not here).
+# guide names (opensm only on the subnet manager's node: not here), then
+# what section 4.1 names for the job network of the two-node job.
 pkgs=(slurmd slurmctld slurm-client munge
 	libvirt-daemon-system qemu-system-x86 ovmf genisoimage driverctl
-	mstflint rdma-core infiniband-diags libpmix-dev)
+	mstflint rdma-core infiniband-diags libpmix-dev iproute2 nftables)
+# Not the guide's: what the user builds the MPI program with, as on any
+# login node of a Debian 12 cluster (the image's Open MPI is Debian 12's).
+user_pkgs=(gcc libopenmpi-dev)
 
 die() {
 	echo "test_admin_path: $*" >&2
@@ -44,7 +53,7 @@ for p in "${pkgs[@]:4}"; do
 done
 
 t0=$(date +%s)
-root=$("$here/root.sh" build bookworm "${pkgs[@]}")
+root=$("$here/root.sh" build bookworm "${pkgs[@]}" "${user_pkgs[@]}")
 image=$("$repo/tests/guest/build-cloud.sh")
 echo "test_admin_path: root and image ready in $(($(date +%s) - t0)) s"
 [ "${1:-}" != --prepare ] || exit 0
@@ -56,19 +65,30 @@ scratch=$(mktemp -d /var/tmp/svm-admin-path.XXXXXX)
 out=$scratch/out
 mkdir -p "$out"
 
-# Whatever the node script left in its mount namespace (it stops its
-# daemons by pid file; this is the net under it): found by namespace id,
-# killed by pid, and a failure.
+# Whatever the node script left in its mount namespace and in its node
+# namespaces' (it stops its daemons by pid file; this is the net under it):
+# found by namespace id, killed by pid, and a failure; so are the links it
+# made (the underlay bridge and the nodes' veths), deleted here.
 leftovers() {
-	local ns pid n=0
-	ns=$(cat "$out/mntns" 2>/dev/null) || return 0
-	for pid in /proc/[0-9]*; do
-		pid=${pid#/proc/}
-		[ "$(readlink "/proc/$pid/ns/mnt" 2>/dev/null)" = "$ns" ] || continue
-		echo "test_admin_path: left running: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" >&2
-		kill -9 "$pid" 2>/dev/null || true
-		n=$((n + 1))
-	done
+	local ns pid n=0 l
+	if [ -s "$out/mntns" ]; then
+		for pid in /proc/[0-9]*; do
+			pid=${pid#/proc/}
+			ns=$(readlink "/proc/$pid/ns/mnt" 2>/dev/null) || continue
+			grep -qxF "$ns" "$out/mntns" || continue
+			echo "test_admin_path: left running: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" >&2
+			kill -9 "$pid" 2>/dev/null || true
+			n=$((n + 1))
+		done
+	fi
+	if [ -s "$out/links" ]; then
+		while read -r l; do
+			ip link show "$l" >/dev/null 2>&1 || continue
+			echo "test_admin_path: link left: $l" >&2
+			ip link del "$l" 2>/dev/null || true
+			n=$((n + 1))
+		done <"$out/links"
+	fi
 	[ "$n" = 0 ]
 }
 
