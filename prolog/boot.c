@@ -341,6 +341,11 @@ static int guard_tap(void *arg)
 	return r;
 }
 
+static void boot_domain_name(const struct prolog *p, char *name, size_t size)
+{
+	snprintf(name, size, DOMAIN_NAME_PREFIX "%s", p->state_name);
+}
+
 static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 				      const char *nvram, const char *seed)
 {
@@ -356,7 +361,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	enum prolog_result res = PROLOG_JOB_FAULT;
 	int r;
 
-	snprintf(name, sizeof(name), DOMAIN_NAME_PREFIX "%s", p->state_name);
+	boot_domain_name(p, name, sizeof(name));
 	dp.name = name;
 	dp.job_id = p->req.job_id;
 	dp.uid = p->req.uid;
@@ -446,22 +451,53 @@ static enum prolog_result boot_relay(struct prolog *p)
 	return PROLOG_OK;
 }
 
+/* A guest whose qemu ended (killed, out of memory) or that powered off or
+ * rebooted (on_reboot is destroy) will never be ready: no use waiting out
+ * BootTimeout. A libvirt that cannot say is no reason to give up. */
+struct boot_watch {
+	struct hypervisor *hv;
+	const char *name;
+};
+
+static bool boot_domain_alive(void *arg)
+{
+	const struct boot_watch *w = arg;
+
+	return hv_is_running(w->hv, w->name) != 0;
+}
+
 static enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 {
 	_cleanup_free_ char *exec = NULL;
 	_cleanup_free_ char *sock = state_file(p, "sock/relay.sock");
-	char timeout[16], out[1024];
+	struct boot_watch watch = { 0 };
+	char name[96], timeout[16], out[1024];
+	enum prolog_result res = PROLOG_OK;
 	int r;
 
 	if (asprintf(&exec, "%s/slurm-vm-exec", p->conf.helper_dir) < 0)
 		return PROLOG_NODE_FAULT;
+	if (hv_open(p->conf.libvirt_uri, &watch.hv) < 0)
+		return PROLOG_NODE_FAULT;
+	boot_domain_name(p, name, sizeof(name));
+	watch.name = name;
 	snprintf(timeout, sizeof(timeout), "%u", p->conf.boot_timeout);
 	/* clang-format off */
 	char *const argv[] = { exec, "--socket", sock, "--timeout", timeout,
 			       "--wait-ready", NULL };
 	/* clang-format on */
-	r = run_wait(argv, p->conf.boot_timeout + 10, out, sizeof(out));
-	if (r != 0) {
+	r = run_wait_while(argv, p->conf.boot_timeout + 10, out, sizeof(out),
+			   boot_domain_alive, &watch);
+	if (r == -ECANCELED) {
+		log_error("job %u: guest %s stopped %.1fs after boot, before "
+			  "its agent was ready",
+			  p->req.job_id, name, clock_now_s() - t0);
+		prolog_record_reason(
+			p,
+			"the guest of job %u stopped before it became ready (image %s): qemu ended, or the guest powered off or rebooted while booting",
+			p->req.job_id, p->req.image);
+		res = PROLOG_JOB_FAULT;
+	} else if (r != 0) {
 		log_error(
 			"job %u: the guest's agent was not ready within %us: %s",
 			p->req.job_id, p->conf.boot_timeout, out);
@@ -469,11 +505,13 @@ static enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 			p,
 			"the guest of job %u did not become ready within BootTimeout=%us (image %s)",
 			p->req.job_id, p->conf.boot_timeout, p->req.image);
-		return PROLOG_JOB_FAULT;
+		res = PROLOG_JOB_FAULT;
+	} else {
+		log_info("job %u: guest ready %.1fs after boot", p->req.job_id,
+			 clock_now_s() - t0);
 	}
-	log_info("job %u: guest ready %.1fs after boot", p->req.job_id,
-		 clock_now_s() - t0);
-	return PROLOG_OK;
+	hv_close(watch.hv);
+	return res;
 }
 
 /* A failed boot leaves nothing running: the journal is replayed now (the

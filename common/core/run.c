@@ -49,12 +49,13 @@ static void keep_tail(char *out, size_t outlen, size_t *used, const char *buf,
 }
 
 static int run_wait_fd(char *const argv[], int infd, unsigned timeout_s,
-		       char *out, size_t outlen)
+		       char *out, size_t outlen,
+		       bool (*keep_waiting)(void *arg), void *arg)
 {
 	time_t deadline = time(NULL) + timeout_s;
 	size_t used = 0;
 	int pipefd[2], status = 0;
-	bool timed_out = false;
+	bool timed_out = false, given_up = false;
 	pid_t pid;
 
 	if (out && outlen)
@@ -82,8 +83,14 @@ static int run_wait_fd(char *const argv[], int infd, unsigned timeout_s,
 			kill(-pid, SIGKILL);
 			break;
 		}
-		if (poll(&pfd, 1, (int)(left > 1 ? 1000 : left * 1000)) <= 0)
+		if (poll(&pfd, 1, (int)(left > 1 ? 1000 : left * 1000)) <= 0) {
+			if (keep_waiting && !keep_waiting(arg)) {
+				given_up = true;
+				kill(-pid, SIGKILL);
+				break;
+			}
 			continue;
+		}
 		n = read(pipefd[0], buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -96,6 +103,8 @@ static int run_wait_fd(char *const argv[], int infd, unsigned timeout_s,
 		;
 	if (timed_out)
 		return -ETIMEDOUT;
+	if (given_up)
+		return -ECANCELED;
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return -ECHILD;
@@ -103,7 +112,13 @@ static int run_wait_fd(char *const argv[], int infd, unsigned timeout_s,
 
 int run_wait(char *const argv[], unsigned timeout_s, char *out, size_t outlen)
 {
-	return run_wait_fd(argv, -1, timeout_s, out, outlen);
+	return run_wait_fd(argv, -1, timeout_s, out, outlen, NULL, NULL);
+}
+
+int run_wait_while(char *const argv[], unsigned timeout_s, char *out,
+		   size_t outlen, bool (*keep_waiting)(void *arg), void *arg)
+{
+	return run_wait_fd(argv, -1, timeout_s, out, outlen, keep_waiting, arg);
 }
 
 int run_wait_input(char *const argv[], const char *input, unsigned timeout_s,
@@ -126,5 +141,5 @@ int run_wait_input(char *const argv[], const char *input, unsigned timeout_s,
 	}
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return -errno;
-	return run_wait_fd(argv, fd, timeout_s, out, outlen);
+	return run_wait_fd(argv, fd, timeout_s, out, outlen, NULL, NULL);
 }

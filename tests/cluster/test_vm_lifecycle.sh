@@ -1,10 +1,11 @@
 #!/bin/bash
-# cluster-timeout: 600
+# cluster-timeout: 720
 # A VM job on the real cluster (libvirtd, test guest under TCG,
 # DeviceAttach=emulate): the guest is pinned as planned, its devices are in
 # the metadata and visible in the guest, tasks run in it as the job user
 # through the relay; afterwards nothing is left. Faults: a guest that never
-# becomes ready, qemu killed mid-job, the epilog run twice, a prolog killed
+# becomes ready, one whose qemu dies while it boots (refused at once, not
+# after BootTimeout), qemu killed mid-job, the epilog run twice, a prolog killed
 # midway. Each ends with nothing left and the node up.
 # IbPartitions=yes on a writable copy of the node's sysfs fixture: the job's
 # VF takes the job's GUIDs (mlx5's sriov/<n>/) while it runs and gets its
@@ -150,6 +151,25 @@ if logged "$b" "the guest's agent was not ready within 20s"; then
 	ok "job $b: never ready -> refused with the reason"
 else
 	fail "job $b: no 'not ready' in the log"
+	grep "job $b:" "$HARNESS_VM_LOG" | tail -5
+fi
+guest_nothing_left "$b"
+guest_node_up
+
+# --- qemu dies while the guest boots: the job fails at once, not after
+# BootTimeout, and says why
+harness_vmconf_set BootTimeout 300
+b=$(submit --vm-image=deadguest --wrap 'true')
+harness_wait 120 "job $b's domain" running "$b" || fail "job $b: no domain"
+sleep 2
+pkill -9 -f "guest=$(domain_of "$b")," || fail "no qemu for job $b"
+killed=$(date +%s)
+wait_end "$b" 120 || fail "job $b did not end"
+if logged "$b" "guest $(domain_of "$b") stopped .* before its agent was ready" &&
+	[ $(($(date +%s) - killed)) -lt 100 ]; then
+	ok "job $b: qemu died while booting -> refused in $(($(date +%s) - killed)) s, not BootTimeout=300"
+else
+	fail "job $b: qemu died while booting: $(($(date +%s) - killed)) s to the end"
 	grep "job $b:" "$HARNESS_VM_LOG" | tail -5
 fi
 guest_nothing_left "$b"
