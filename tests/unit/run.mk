@@ -1,8 +1,7 @@
-# Running helper programs from root code (common/net/run.c): status,
+# Running helper programs from root code (common/core/run.c): status,
 # output, time limit, giving up early.
 check_PROGRAMS += tests/unit/test_run
 tests_unit_test_run_SOURCES = tests/unit/test_run.c
 tests_unit_test_run_CPPFLAGS = $(UNIT_CPPFLAGS)
-tests_unit_test_run_LDADD = common/net/libslurmvm-net.la \
-	common/core/libslurmvm-core.la $(CMOCKA_LIBS)
+tests_unit_test_run_LDADD = common/core/libslurmvm-core.la $(CMOCKA_LIBS)
 TESTS += tests/unit/test_run

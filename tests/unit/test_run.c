@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Running a helper program from root code (common/net/run.c): its exit
+/* Running a helper program from root code (common/core/run.c): its exit
  * status and output's tail, its time limit, and giving up on it early when
  * what it waits for is gone (the prolog stops waiting for a guest whose qemu
  * ended). Real programs, real process groups. */
@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "run.h"
+#include "core/run.h"
 
 static void test_status_and_output(void **state)
 {
