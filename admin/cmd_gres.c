@@ -150,8 +150,8 @@ int cmd_gres(int argc, char **argv)
 	const char *config = NULL, *sysfs = NULL, *topofile = NULL;
 	_cleanup_free_ char **sets = NULL;
 	_cleanup_topology_ struct topology *topo = NULL;
-	struct device_list list = {0};
-	struct gres_lines lines = {0};
+	struct device_list list = { 0 };
+	struct gres_lines lines = { 0 };
 	struct vmconf conf;
 	size_t n_sets = 0;
 	int c, r;
@@ -193,7 +193,7 @@ int cmd_gres(int argc, char **argv)
 	if (r == 0)
 		r = gres_lines_build(&conf, topo, &list, &lines);
 	if (r == 0) {
-		struct gres_ctx g = {.conf = &conf, .out = stdout};
+		struct gres_ctx g = { .conf = &conf, .out = stdout };
 		r = gres_print(&g, &lines);
 	}
 	gres_lines_free(&lines);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/clock.h"    /* clock_now_ms */
+#include "core/clock.h"	   /* clock_now_ms */
 #include "core/fileutil.h" /* write_all */
 
 int fd_set_nonblock(int fd, bool on);

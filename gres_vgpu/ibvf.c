@@ -102,8 +102,8 @@ int ibvf_detect(const struct ibvf_conf *conf, struct ibvf_line **lines,
 {
 	const struct vmconf *vc = conf->priv;
 	_cleanup_topology_ struct topology *topo = NULL;
-	struct device_list list = {0};
-	struct gres_lines gl = {0};
+	struct device_list list = { 0 };
+	struct gres_lines gl = { 0 };
 	int r;
 
 	*lines = NULL;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* slurm-vm-prolog as slurmd runs it: a plain job leaves before any library of
- * the suite is loaded; a VM job gets slurm-vm-prolog-vm (common/front/front.h). */
+ * the suite is loaded; a VM job gets slurm-vm-prolog-vm (common/front/front.h).
+ */
 #include "config.h"
 
 #include "front/front.h"

@@ -58,25 +58,25 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PROTO_MAGIC	      0x5653u
-#define PROTO_VERSION_MIN     1
-#define PROTO_VERSION_MAX     1
-#define PROTO_HEADER_SIZE     16
-#define PROTO_MAX_PAYLOAD     65536u
-#define PROTO_MAX_FRAME	      (PROTO_HEADER_SIZE + PROTO_MAX_PAYLOAD)
-#define PROTO_MAX_DATA	      (PROTO_MAX_PAYLOAD - 1)
-#define PROTO_MAX_EXEC	      (1024u * 1024u)
-#define PROTO_MAX_ARGC	      4096u
-#define PROTO_MAX_ENVC	      4096u
-#define PROTO_MAX_GROUPS      1024u
-#define PROTO_MAX_STRING      (128u * 1024u) /* with its NUL */
+#define PROTO_MAGIC	  0x5653u
+#define PROTO_VERSION_MIN 1
+#define PROTO_VERSION_MAX 1
+#define PROTO_HEADER_SIZE 16
+#define PROTO_MAX_PAYLOAD 65536u
+#define PROTO_MAX_FRAME	  (PROTO_HEADER_SIZE + PROTO_MAX_PAYLOAD)
+#define PROTO_MAX_DATA	  (PROTO_MAX_PAYLOAD - 1)
+#define PROTO_MAX_EXEC	  (1024u * 1024u)
+#define PROTO_MAX_ARGC	  4096u
+#define PROTO_MAX_ENVC	  4096u
+#define PROTO_MAX_GROUPS  1024u
+#define PROTO_MAX_STRING  (128u * 1024u) /* with its NUL */
 
 /* The 9p mount tag of share @i, in the domain and in the guest's mount:
  * the agent tells a share by it (agent/workdir.c). */
-#define SHARED_DIR_TAG_FMT "svmshare%u"
-#define PROTO_MAX_PATH	      4096u	     /* with its NUL */
-#define PROTO_MAX_IDENTITY    256u	     /* without its NUL */
-#define PROTO_MAX_ERROR	      4096u	     /* without its NUL */
+#define SHARED_DIR_TAG_FMT    "svmshare%u"
+#define PROTO_MAX_PATH	      4096u /* with its NUL */
+#define PROTO_MAX_IDENTITY    256u  /* without its NUL */
+#define PROTO_MAX_ERROR	      4096u /* without its NUL */
 #define PROTO_WINDOW	      (256u * 1024u)
 #define PROTO_MAX_WINDOW      (16u * 1024u * 1024u)
 #define PROTO_MAX_SIGNAL      64u

@@ -117,7 +117,7 @@ void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 			log_sink(level, msg);
 		else
 			fprintf(stderr, "%s: %s%s\n", log_ident,
-				level == LOG_LEVEL_ERROR	? "error: "
+				level == LOG_LEVEL_ERROR  ? "error: "
 				: level == LOG_LEVEL_WARN ? "warning: "
 							  : "",
 				msg);

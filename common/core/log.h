@@ -31,8 +31,7 @@ void log_set_sink(log_sink_fn sink);
 int log_level_from_string(const char *s, enum log_level *level);
 
 void log_msg(enum log_level level, const char *fmt, ...) _printf_(2, 3);
-void log_vmsg(enum log_level level, const char *fmt, va_list ap)
-	_printf_(2, 0);
+void log_vmsg(enum log_level level, const char *fmt, va_list ap) _printf_(2, 0);
 /* The last error message logged, "" if none: the reason a job failed. */
 const char *log_last_error(void);
 /* Logs "msg: strerror(err)" and returns -|err|. */

@@ -4,9 +4,10 @@
  * The Prolog and Epilog run for every job. Jobs without --vm-image must not
  * notice the suite, and loading libvirt, libxml2, hwloc, libpci and libslurm
  * (about 60 shared objects) costs ~20 ms per exec: so slurmd runs a front
- * that links libc only. Without SPANK_VM_IMAGE (common/job/request.h) it exits 0 at once; a VM job
- * gets the real program, @name, exec'd from the front's own directory (the
- * build tree, a test cluster's copy) or else from PKGLIBEXECDIR (installed).
+ * that links libc only. Without SPANK_VM_IMAGE (common/job/request.h) it exits
+ * 0 at once; a VM job gets the real program, @name, exec'd from the front's own
+ * directory (the build tree, a test cluster's copy) or else from PKGLIBEXECDIR
+ * (installed).
  */
 
 /* The front's main(): exit status 0 for a plain job; for a VM job returns

@@ -41,9 +41,9 @@ static int gres_line_add(const struct vmconf *conf, const struct topology *topo,
 	struct gres_line *l = &lines->v[lines->n];
 	int node;
 
-	*l = (struct gres_line){.name = name,
-				.dev = dev,
-				.verdict = gres_verdict(conf, lines, dev)};
+	*l = (struct gres_line){ .name = name,
+				 .dev = dev,
+				 .verdict = gres_verdict(conf, lines, dev) };
 	lines->n++;
 	if (l->verdict != GRES_LINE)
 		return 0;
@@ -124,7 +124,7 @@ bool gres_is_primary(const struct pci_device *dev, const char *name)
 int gres_file_functions(const char *sysfs_root, const char *name,
 			const char *file, char ***addrs)
 {
-	struct device_list list = {0};
+	struct device_list list = { 0 };
 	size_t k = 0;
 	int group, r;
 

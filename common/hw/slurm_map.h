@@ -9,10 +9,10 @@
  * it skips a File= that is missing or not a character device before
  * counting; slurmd 22.05 as measured (doc/design.md, "How slurmd numbers
  * GRES devices"): every line counts, a missing File= is fatal to slurmd, a
- * regular file is numbered like a device. Both are expressible with the predicate of
- * slurm_gres_index_files(): slurm_file_count_all (22.05, the default) or
- * slurm_file_is_char_device. (With AutoDetect slurmd may also re-sort GPUs:
- * `slurmd -G` is the oracle; our gres.conf has no AutoDetect.)
+ * regular file is numbered like a device. Both are expressible with the
+ * predicate of slurm_gres_index_files(): slurm_file_count_all (22.05, the
+ * default) or slurm_file_is_char_device. (With AutoDetect slurmd may also
+ * re-sort GPUs: `slurmd -G` is the oracle; our gres.conf has no AutoDetect.)
  *
  * Cores: Slurm's abstract core id i is the i-th core in hwloc logical order
  * of slurmd's own topology (hwloc_topo_whole.xml in SlurmdSpoolDir); its

@@ -186,33 +186,33 @@ static const struct {
 	size_t len;
 	const char *why;
 } foreign[] = {
-	{0, "QFI\xfb", 4,
-	 "an unsupported qcow version; convert it with qemu-img convert -O "
-	 "qcow2"},
-	{0, "KDMV", 4,
-	 "a VMDK image; convert it with qemu-img convert -O qcow2"},
-	{0, "conectix", 8,
-	 "a VHD image; convert it with qemu-img convert -O qcow2"},
-	{0, "vhdxfile", 8,
-	 "a VHDX image; convert it with qemu-img convert -O qcow2"},
-	{0, "QED\0", 4,
-	 "a QED image; convert it with qemu-img convert -O qcow2"},
-	{0, "LUKS\xba\xbe", 6,
-	 "a LUKS-encrypted image; use an unencrypted image"},
-	{64, "\x7f\x10\xda\xbe", 4,
-	 "a VDI image; convert it with qemu-img convert -O qcow2"},
-	{0, "\x1f\x8b", 2, "gzip-compressed; decompress it first"},
-	{0,
-	 "\xfd"
-	 "7zXZ",
-	 6, "xz-compressed; decompress it first"},
-	{0, "\x28\xb5\x2f\xfd", 4, "zstd-compressed; decompress it first"},
-	{0, "BZh", 3, "bzip2-compressed; decompress it first"},
-	{257, "ustar", 5, "a tar archive, not a disk image"},
-	{0,
-	 "\x7f"
-	 "ELF",
-	 4, "a program, not a disk image"},
+	{ 0, "QFI\xfb", 4,
+	  "an unsupported qcow version; convert it with qemu-img convert -O "
+	  "qcow2" },
+	{ 0, "KDMV", 4,
+	  "a VMDK image; convert it with qemu-img convert -O qcow2" },
+	{ 0, "conectix", 8,
+	  "a VHD image; convert it with qemu-img convert -O qcow2" },
+	{ 0, "vhdxfile", 8,
+	  "a VHDX image; convert it with qemu-img convert -O qcow2" },
+	{ 0, "QED\0", 4,
+	  "a QED image; convert it with qemu-img convert -O qcow2" },
+	{ 0, "LUKS\xba\xbe", 6,
+	  "a LUKS-encrypted image; use an unencrypted image" },
+	{ 64, "\x7f\x10\xda\xbe", 4,
+	  "a VDI image; convert it with qemu-img convert -O qcow2" },
+	{ 0, "\x1f\x8b", 2, "gzip-compressed; decompress it first" },
+	{ 0,
+	  "\xfd"
+	  "7zXZ",
+	  6, "xz-compressed; decompress it first" },
+	{ 0, "\x28\xb5\x2f\xfd", 4, "zstd-compressed; decompress it first" },
+	{ 0, "BZh", 3, "bzip2-compressed; decompress it first" },
+	{ 257, "ustar", 5, "a tar archive, not a disk image" },
+	{ 0,
+	  "\x7f"
+	  "ELF",
+	  4, "a program, not a disk image" },
 };
 
 int image_probe(const uint8_t *buf, size_t len, uint64_t file_size,

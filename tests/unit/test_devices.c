@@ -56,11 +56,11 @@ static void test_classify(void **state)
 static void test_scan(void **state)
 {
 	struct device_list l;
-	const char *want[] = {"0000:01:00.0", "0000:02:00.0", "0000:41:00.0",
-			      "0000:42:00.0", "0000:81:00.0", "0000:81:00.1",
-			      "0000:81:00.2", "0000:81:00.3", "0000:81:00.4",
-			      "0000:c1:00.0", "0000:c1:00.1", "0000:c1:00.2",
-			      "0000:e1:00.0", "0000:e1:00.1"};
+	const char *want[] = { "0000:01:00.0", "0000:02:00.0", "0000:41:00.0",
+			       "0000:42:00.0", "0000:81:00.0", "0000:81:00.1",
+			       "0000:81:00.2", "0000:81:00.3", "0000:81:00.4",
+			       "0000:c1:00.0", "0000:c1:00.1", "0000:c1:00.2",
+			       "0000:e1:00.0", "0000:e1:00.1" };
 
 	assert_int_equal(devices_scan(NODE, &l), 0);
 	assert_int_equal(l.n, ARRAY_SIZE(want));
@@ -191,14 +191,14 @@ struct bad_case {
 static void test_bad_sysfs(void **state)
 {
 	static const struct bad_case cases[] = {
-		{"0000:01:00.0", "is not a NUMA node number"},
-		{"0000:02:00.0", "is not a hex number"},
-		{"0000:03:00.0", "vendor: cannot read"},
-		{"0000:04:00.0", "iommu_group"},
-		{"0000:05:00.0", "is not a NUMA node number"},
-		{"0000:06:00.0", "is not a hex number up to 0xffff"},
-		{"0000:07:00.0", "PCI device 0000:07:00.0"},
-		{"07:00.0/..", "is not a PCI address"},
+		{ "0000:01:00.0", "is not a NUMA node number" },
+		{ "0000:02:00.0", "is not a hex number" },
+		{ "0000:03:00.0", "vendor: cannot read" },
+		{ "0000:04:00.0", "iommu_group" },
+		{ "0000:05:00.0", "is not a NUMA node number" },
+		{ "0000:06:00.0", "is not a hex number up to 0xffff" },
+		{ "0000:07:00.0", "PCI device 0000:07:00.0" },
+		{ "07:00.0/..", "is not a PCI address" },
 	};
 	struct device_list l;
 	struct pci_device d;
@@ -243,7 +243,7 @@ static void test_read_group(void **state)
 
 static void test_gres_type(void **state)
 {
-	struct pci_device d = {.vendor = 0x10de, .device = 0x20b0};
+	struct pci_device d = { .vendor = 0x10de, .device = 0x20b0 };
 	char *t = devices_gres_type(&d);
 	char *m;
 

@@ -31,16 +31,16 @@ static void test_index_list(void **state)
 	size_t n;
 
 	assert_int_equal(slurm_index_list_parse("0,2-3", &idx, &n), 0);
-	assert_indices(idx, n, (unsigned[]){0, 2, 3}, 3);
+	assert_indices(idx, n, (unsigned[]){ 0, 2, 3 }, 3);
 	free(idx);
 	assert_int_equal(slurm_index_list_parse("3,1,1", &idx, &n), 0);
-	assert_indices(idx, n, (unsigned[]){1, 3}, 2);
+	assert_indices(idx, n, (unsigned[]){ 1, 3 }, 2);
 	free(idx);
 	assert_int_equal(slurm_index_list_parse("", &idx, &n), 0);
 	assert_int_equal(n, 0);
 	free(idx);
-	const char *bad[] = {"x",  "1-", "-1",	 "3-1",
-			     "1,", ",1", "1 ,2", "99999999"};
+	const char *bad[] = { "x",  "1-", "-1",	  "3-1",
+			      "1,", ",1", "1 ,2", "99999999" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_true(slurm_index_list_parse(bad[i], &idx, &n) < 0);
 		assert_null(idx);
@@ -54,10 +54,10 @@ static void test_gres_detail(void **state)
 	size_t n;
 
 	assert_int_equal(slurm_gres_detail_indices(d, "gpu", &idx, &n), 0);
-	assert_indices(idx, n, (unsigned[]){0, 2}, 2);
+	assert_indices(idx, n, (unsigned[]){ 0, 2 }, 2);
 	free(idx);
 	assert_int_equal(slurm_gres_detail_indices(d, "ibvf", &idx, &n), 0);
-	assert_indices(idx, n, (unsigned[]){3}, 1);
+	assert_indices(idx, n, (unsigned[]){ 3 }, 1);
 	free(idx);
 	assert_int_equal(slurm_gres_detail_indices(d, "mps", &idx, &n), 0);
 	assert_int_equal(n, 0);
@@ -65,7 +65,7 @@ static void test_gres_detail(void **state)
 	assert_int_equal(
 		slurm_gres_detail_indices("gpu:1(IDX:0-1)", "gpu", &idx, &n),
 		0);
-	assert_indices(idx, n, (unsigned[]){0, 1}, 2);
+	assert_indices(idx, n, (unsigned[]){ 0, 1 }, 2);
 	free(idx);
 	assert_int_equal(
 		slurm_gres_detail_indices("gpu:0(IDX:N/A)", "gpu", &idx, &n),
@@ -77,8 +77,8 @@ static void test_gres_detail(void **state)
 		slurm_gres_detail_indices("gpus:1(IDX:4)", "gpu", &idx, &n), 0);
 	assert_int_equal(n, 0);
 	free(idx);
-	const char *bad[] = {"gpu:1", "gpu:1(IDX:0", "gpu:1(CNT:0)",
-			     "gpu:1(IDX:x)", "gpu:1(IDX:0)junk"};
+	const char *bad[] = { "gpu:1", "gpu:1(IDX:0", "gpu:1(CNT:0)",
+			      "gpu:1(IDX:x)", "gpu:1(IDX:0)junk" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_true(slurm_gres_detail_indices(bad[i], "gpu", &idx, &n) <
 			    0);
@@ -101,9 +101,9 @@ static void test_file_expand(void **state)
 	assert_int_equal(slurm_gres_file_expand("/dev/vfio/7", &v), 0);
 	assert_int_equal(strv_length(v), 1);
 	strv_free(v);
-	const char *bad[] = {"",	  "/dev/x[1-",
-			     "/dev/x[a]", "/dev/x[1][2]",
-			     "/dev/x[]",  "/dev/x[0-99999999]"};
+	const char *bad[] = { "",	   "/dev/x[1-",
+			      "/dev/x[a]", "/dev/x[1][2]",
+			      "/dev/x[]",  "/dev/x[0-99999999]" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		assert_true(slurm_gres_file_expand(bad[i], &v) < 0);
 }
@@ -119,10 +119,10 @@ static bool fake_present(const char *path, void *ctx)
 
 static void test_index_files(void **state)
 {
-	char *files[] = {"/dev/vfio/10", "/dev/vfio/11", "/dev/vfio/20",
-			 "/dev/vfio/31", NULL};
-	char *present[] = {"/dev/vfio/10", "/dev/vfio/20", "/dev/vfio/31",
-			   NULL};
+	char *files[] = { "/dev/vfio/10", "/dev/vfio/11", "/dev/vfio/20",
+			  "/dev/vfio/31", NULL };
+	char *present[] = { "/dev/vfio/10", "/dev/vfio/20", "/dev/vfio/31",
+			    NULL };
 	char **idx;
 	int g;
 
@@ -144,8 +144,8 @@ static void test_index_files(void **state)
 	assert_int_equal(strv_length(idx), 4);
 	strv_free(idx);
 	/* stat() for a character device */
-	char *devs[] = {"/dev/null", "/nonexistent", "/etc/passwd", "/dev/zero",
-			NULL};
+	char *devs[] = { "/dev/null", "/nonexistent", "/etc/passwd",
+			 "/dev/zero", NULL };
 	assert_int_equal(slurm_gres_index_files(devs, slurm_file_is_char_device,
 						NULL, &idx),
 			 0);
@@ -158,7 +158,8 @@ static void test_index_files(void **state)
 	assert_true(slurm_vfio_file_group("/dev/vfio/vfio", &g) < 0);
 	assert_true(slurm_vfio_file_group("/dev/nvidia0", &g) < 0);
 	assert_true(slurm_vfio_file_group("/dev/vfio/1/../2", &g) < 0);
-	assert_int_equal(slurm_vfio_file_group("/tmp/cluster/dev/vfio/12", &g), 0);
+	assert_int_equal(slurm_vfio_file_group("/tmp/cluster/dev/vfio/12", &g),
+			 0);
 	assert_int_equal(g, 12);
 	assert_true(slurm_vfio_file_group("/tmp/novfio/12", &g) < 0);
 	assert_true(slurm_vfio_file_group("vfio/12", &g) < 0);
