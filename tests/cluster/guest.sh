@@ -66,7 +66,9 @@ guest_add_to_catalog() {
 # The test guest's cache: this build's agent in tests/guest/cache; with
 # HARNESS_INSTALLED=1 the installed slurm-vm-agent, in a cache of its own.
 guest_cache() {
-	if [ "${HARNESS_INSTALLED:-0}" = 1 ]; then
+	if [ -n "${HARNESS_GUEST_DIR:-}" ]; then
+		echo "$HARNESS_GUEST_DIR"
+	elif [ "${HARNESS_INSTALLED:-0}" = 1 ]; then
 		echo "$HARNESS_REPO/tests/guest/cache-installed"
 	else
 		echo "$HARNESS_REPO/tests/guest/cache"
@@ -74,7 +76,10 @@ guest_cache() {
 }
 
 # guest_build: tests/guest/build.sh (cached) with the agent the cluster runs.
+# HARNESS_GUEST_DIR: a guest tests/guest/build.sh made beforehand, used as
+# it is (tests/platform/run.sh: the host's guest on another platform).
 guest_build() {
+	[ -z "${HARNESS_GUEST_DIR:-}" ] || return 0
 	local agent=$BUILD_DIR/agent/slurm-vm-agent
 	[ "${HARNESS_INSTALLED:-0}" = 1 ] && agent=/usr/sbin/slurm-vm-agent
 	"$HARNESS_REPO/tests/guest/build.sh" --agent "$agent" --out "$(guest_cache)"

@@ -526,15 +526,29 @@ _harness_make_devices() {
 }
 
 # Cores (Slurm numbering) of the two halves of the machine: the "NUMA
-# nodes" the fake devices hang off.
+# nodes" the fake devices hang off. Slurm 24.11 and later refuse a node
+# whose gres.conf Cores= split a socket ("GRES core specification ...
+# doesn't match socket boundaries", src/interfaces/gres.c): there a
+# one-socket machine is declared as two sockets, one per half
+# (SlurmdParameters=config_overrides keeps slurmd to the declaration; the
+# abstract core ids, socket by socket, stay the same).
 _harness_core_halves() {
 	local n=$((HARNESS_HW_SOCKETS * HARNESS_HW_CORES * ${HARNESS_HW_BOARDS:-1}))
+	local v
+	HARNESS_NODE_SOCKETS=$HARNESS_HW_SOCKETS HARNESS_NODE_CORES=$HARNESS_HW_CORES
+	HARNESS_NODE_OVERRIDES=0
 	if [ "$n" -le 1 ]; then
 		HARNESS_CORES_A=0 HARNESS_CORES_B=0
 	elif [ "$n" = 2 ]; then
 		HARNESS_CORES_A=0 HARNESS_CORES_B=1
 	else
 		HARNESS_CORES_A="0-$((n / 2 - 1))" HARNESS_CORES_B="$((n / 2))-$((n - 1))"
+	fi
+	v=$(slurmd -V | awk '{print $2}')
+	if [ "$HARNESS_HW_SOCKETS" = 1 ] && [ "${HARNESS_HW_BOARDS:-1}" = 1 ] &&
+		[ $((n % 2)) = 0 ] && [ "$(printf '%s\n24.11\n' "$v" | sort -V | head -n1)" = 24.11 ]; then
+		HARNESS_NODE_SOCKETS=2 HARNESS_NODE_CORES=$((n / 2))
+		HARNESS_NODE_OVERRIDES=1
 	fi
 }
 
@@ -551,7 +565,7 @@ _harness_write_config() {
 		[ -n "${HARNESS_NODE_PORT[$node]}" ] ||
 			HARNESS_NODE_PORT[$node]=$(harness_free_port)
 		[ -n "${HARNESS_NODE_PORT[$node]}" ] || harness_die "no free port for node $node"
-		nodes+="NodeName=$node NodeHostname=${HARNESS_NODE_HOST[$node]} NodeAddr=${HARNESS_NODE_ADDR[$node]} Port=${HARNESS_NODE_PORT[$node]} CPUs=$HARNESS_HW_CPUS Boards=${HARNESS_HW_BOARDS:-1} SocketsPerBoard=$HARNESS_HW_SOCKETS CoresPerSocket=$HARNESS_HW_CORES ThreadsPerCore=$HARNESS_HW_THREADS RealMemory=$HARNESS_NODE_MEM Gres=gpu:$ngpu,ibvf:$nibvf State=UNKNOWN"$'\n'
+		nodes+="NodeName=$node NodeHostname=${HARNESS_NODE_HOST[$node]} NodeAddr=${HARNESS_NODE_ADDR[$node]} Port=${HARNESS_NODE_PORT[$node]} CPUs=$HARNESS_HW_CPUS Boards=${HARNESS_HW_BOARDS:-1} SocketsPerBoard=$HARNESS_NODE_SOCKETS CoresPerSocket=$HARNESS_NODE_CORES ThreadsPerCore=$HARNESS_HW_THREADS RealMemory=$HARNESS_NODE_MEM Gres=gpu:$ngpu,ibvf:$nibvf State=UNKNOWN"$'\n'
 		_harness_make_devices "$node"
 		mkdir -p "$HARNESS_DIR/spool/$node"
 		harness_render "$HARNESS_ETC_EXAMPLES/gres.conf.example" \
@@ -601,6 +615,8 @@ _harness_write_config() {
 		sed -i '/^CliFilterPlugins=/d' "$etc/slurm.conf"
 	fi
 	echo "MailProg=/bin/true" >>"$etc/slurm.conf"
+	[ "$HARNESS_NODE_OVERRIDES" = 0 ] ||
+		echo "SlurmdParameters=config_overrides" >>"$etc/slurm.conf"
 	# gres/ibvf first, then Slurm's own plugins (a list, as PluginDir takes).
 	[ "${HARNESS_GRES_PLUGIN:-0}" = 1 ] &&
 		echo "PluginDir=$HARNESS_BIN/plugins:$HARNESS_SLURM_LIBDIR" >>"$etc/slurm.conf"

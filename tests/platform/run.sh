@@ -1,0 +1,107 @@
+#!/bin/bash
+# Runs a command of the suite on a platform: a Debian suite's Slurm,
+# libvirtd, qemu and MPI, inside that suite's root (tests/platform/root.sh).
+#
+#   tests/platform/run.sh SUITE [--] COMMAND [ARG...]
+#
+# SUITE: trixie (Slurm 24.11), forky (26.05) or bookworm (22.05, the host's
+# release, in a clean root). Builds or reuses the suite's cluster root (the
+# packages of scripts/install-deps.sh that the suite has: build
+# dependencies, slurmctld, slurmd, libvirtd, qemu, MPI), enters it with a
+# scratch overlay (each run starts from the same clean root), copies this
+# source tree into it, builds slurm-vm there with --enable-werror, and runs
+# COMMAND in the copy with BUILD_DIR set to that build. So
+#
+#   tests/platform/run.sh trixie -- tests/cluster/run.sh test_headline
+#
+# runs a cluster test on Slurm 24.11 with trixie's libvirtd and qemu: the
+# harness, unchanged, starts its own daemons under the root's private /run.
+#
+# The test guest is the host's (tests/guest/build.sh with the host build's
+# agent: a static program, the same source, independent of the platform's
+# libraries), bound in read-only as HARNESS_GUEST_DIR; likewise the stock
+# cloud image (tests/guest/cache-cloud) when it was built. Build them first.
+#
+# Environment: SVM_ROOT_CACHE as for root.sh (the cluster roots go in its
+# cluster/ subdirectory, apart from build-check.sh's), SVM_PLATFORM_SCRATCH
+# (default /var/tmp/slurm-vm-platform/SUITE: the overlay's writes and the
+# build, emptied first), SVM_SLURM_SOURCE (a configured Slurm source tree of
+# the suite's release, on the host: gres/ibvf is built from it).
+# Needs root. Exit status: COMMAND's, or 1 when the root or the build failed.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+suite=${1:-}
+[ $# -ge 2 ] || {
+	sed -n '2,13s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+}
+shift
+[ "$1" != -- ] || shift
+case "$suite" in
+bookworm | trixie | forky) ;;
+*)
+	echo "platform/run.sh: unknown suite '$suite' (trixie, forky, bookworm)" >&2
+	exit 2
+	;;
+esac
+scratch=${SVM_PLATFORM_SCRATCH:-/var/tmp/slurm-vm-platform/$suite}
+export SVM_ROOT_CACHE=${SVM_ROOT_CACHE:-$here/cache}/cluster
+
+# scripts/install-deps.sh's BUILD and TEST lists as every suite names
+# them, without clang (its version is in the name; the fuzz build is the
+# host's), mmdebstrap and grub (images are built on the host) and
+# shellcheck (the host lints).
+pkgs=(build-essential autoconf automake libtool pkg-config
+	libslurm-dev libvirt-dev libhwloc-dev libpci-dev libxml2-dev
+	libibverbs-dev libcmocka-dev libmpich-dev libopenmpi-dev
+	libopensm-dev libibumad-dev
+	slurmd slurmctld slurm-client libvirt-daemon libvirt-daemon-driver-qemu
+	libpmix-dev openmpi-bin libvirt-clients qemu-system-x86 qemu-utils
+	hwloc libxml2-utils genisoimage cloud-init attr ovmf e2fsprogs cpio
+	xz-utils zstd kmod iproute2 tmux procps psmisc util-linux python3
+	python3-yaml nftables iputils-ping fdisk lua5.1 file)
+
+t0=$(date +%s)
+root=$("$here/root.sh" build "$suite" "${pkgs[@]}") || exit 1
+echo "platform/run.sh: $suite root ready in $(($(date +%s) - t0)) s" >&2
+
+binds=(--bind "$src:/src")
+guest=$src/tests/guest/cache
+[ -f "$guest/stamp" ] && binds+=(--bind "$guest:/var/tmp/svm-guest")
+cloud=$src/tests/guest/cache-cloud
+[ -d "$cloud" ] && binds+=(--bind "$cloud:/var/tmp/svm-cloud")
+slurm_source=
+if [ -n "${SVM_SLURM_SOURCE:-}" ]; then
+	binds+=(--bind "$SVM_SLURM_SOURCE:/var/tmp/svm-slurm-source")
+	slurm_source=/var/tmp/svm-slurm-source
+fi
+
+rm -rf --one-file-system "$scratch"
+# shellcheck disable=SC2016 # expanded inside the root
+exec "$here/root.sh" enter --scratch "$scratch" "${binds[@]}" "$root" -- \
+	env SVM_SUITE="$suite" SVM_SLURM_SOURCE="$slurm_source" bash -c '
+set -eu
+t0=$(date +%s)
+# autoreconf writes into the source: a copy, not the bound tree.
+mkdir -p /var/tmp/svm-src /var/tmp/svm-build
+tar -C /src --exclude=./.git --exclude="./build*" \
+	--exclude=./tests/guest/cache --exclude="./tests/guest/cache-*" \
+	--exclude=./tests/platform/cache -cf - . | tar -C /var/tmp/svm-src -xf -
+cd /var/tmp/svm-src && autoreconf -fi >/dev/null 2>&1
+cd /var/tmp/svm-build
+with=
+[ -z "$SVM_SLURM_SOURCE" ] || with=--with-slurm-source=$SVM_SLURM_SOURCE
+/var/tmp/svm-src/configure --prefix=/usr --sysconfdir=/etc \
+	--localstatedir=/var --enable-werror $with >configure.out 2>&1 ||
+	{ tail -30 configure.out >&2; exit 1; }
+nice make -j"$(nproc)" >make.out 2>&1 ||
+	{ grep -B2 -A8 "error" make.out | head -80 >&2; exit 1; }
+echo "platform/run.sh: $SVM_SUITE: slurm-vm built against Slurm $(slurmd -V | cut -d" " -f2) in $(($(date +%s) - t0)) s" >&2
+cd /var/tmp/svm-src
+export BUILD_DIR=/var/tmp/svm-build
+[ ! -f /var/tmp/svm-guest/stamp ] || export HARNESS_GUEST_DIR=/var/tmp/svm-guest
+[ ! -d /var/tmp/svm-cloud ] || export HARNESS_CLOUD_DIR=/var/tmp/svm-cloud
+exec "$@"
+' svm-platform "$@"
