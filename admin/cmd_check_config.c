@@ -25,7 +25,9 @@
 
 #include "commands.h"
 #include "hw/devices.h"
+#include "slurm/compat.h"
 #include "slurm/gresconf.h"
+#include "slurm/slurmconf.h"
 #include "hw/ibpart.h"
 #include "job/image.h"
 #include "net/jobnet.h"
@@ -37,14 +39,6 @@
 
 /* Margin for everything but the boot: plan, overlay, define, relay. */
 #define PROLOG_MARGIN_S 60
-#define SLURM_KEYS_MAX	256
-
-struct slurm_conf {
-	char *keys[SLURM_KEYS_MAX];
-	char *values[SLURM_KEYS_MAX];
-	size_t n;
-};
-
 struct checker {
 	unsigned problems;
 	const char *slurm_conf_path;
@@ -90,55 +84,6 @@ static void check_warn(const char *fix, const char *fmt, ...)
 	printf("\n         fix: %s\n", fix);
 }
 
-/* Only what slurm-vm needs: global Key=Value words, last one wins. */
-static int slurm_conf_read(const char *path, struct slurm_conf *sc)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	char line[8192];
-
-	if (!f)
-		return log_errno(errno, "cannot read %s", path);
-	while (fgets(line, sizeof(line), f)) {
-		char *save = NULL, *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		for (char *w = strtok_r(line, " \t\n", &save); w;
-		     w = strtok_r(NULL, " \t\n", &save)) {
-			char *eq = strchr(w, '=');
-			if (!eq)
-				continue;
-			*eq = '\0';
-			/* Node and partition lines are not global settings. */
-			if (!strcasecmp(w, "NodeName") ||
-			    !strcasecmp(w, "PartitionName") ||
-			    !strcasecmp(w, "NodeSet") ||
-			    !strcasecmp(w, "DownNodes"))
-				break;
-			if (sc->n == SLURM_KEYS_MAX)
-				break;
-			sc->keys[sc->n] = strdup(w);
-			sc->values[sc->n++] = strdup(eq + 1);
-		}
-	}
-	return 0;
-}
-
-static const char *slurm_conf_get(const struct slurm_conf *sc, const char *key)
-{
-	for (size_t i = sc->n; i-- > 0;)
-		if (sc->keys[i] && strcasecmp(sc->keys[i], key) == 0)
-			return sc->values[i];
-	return NULL;
-}
-
-static void slurm_conf_free(struct slurm_conf *sc)
-{
-	for (size_t i = 0; i < sc->n; i++) {
-		free(sc->keys[i]);
-		free(sc->values[i]);
-	}
-}
-
 /* Is @item one of the comma-separated words of @list (case-insensitive)? */
 static bool list_has(const char *list, const char *item)
 {
@@ -159,11 +104,11 @@ static bool ends_with(const char *s, const char *suffix)
 	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
 }
 
-static void check_scripts(struct checker *c, const struct slurm_conf *sc)
+static void check_scripts(struct checker *c, const struct slurmconf *sc)
 {
-	const char *prolog = slurm_conf_get(sc, "Prolog");
-	const char *epilog = slurm_conf_get(sc, "Epilog");
-	const char *flags = slurm_conf_get(sc, "PrologFlags");
+	const char *prolog = slurmconf_get(sc, "Prolog");
+	const char *epilog = slurmconf_get(sc, "Epilog");
+	const char *flags = slurmconf_get(sc, "PrologFlags");
 
 	if (ends_with(prolog, "/slurm-vm-prolog"))
 		check_ok("Prolog=%s", prolog);
@@ -189,10 +134,10 @@ static void check_scripts(struct checker *c, const struct slurm_conf *sc)
 			flags ? flags : "");
 }
 
-static void check_timeouts(struct checker *c, const struct slurm_conf *sc,
+static void check_timeouts(struct checker *c, const struct slurmconf *sc,
 			   const struct vmconf *vc)
 {
-	const char *t = slurm_conf_get(sc, "PrologEpilogTimeout");
+	const char *t = slurmconf_get(sc, "PrologEpilogTimeout");
 	unsigned need =
 		vc->boot_timeout + vc->shutdown_timeout + PROLOG_MARGIN_S;
 	unsigned have = 0;
@@ -221,11 +166,11 @@ static void check_timeouts(struct checker *c, const struct slurm_conf *sc,
 			have, vc->boot_timeout, vc->shutdown_timeout);
 }
 
-static void check_scheduling(struct checker *c, const struct slurm_conf *sc)
+static void check_scheduling(struct checker *c, const struct slurmconf *sc)
 {
-	const char *sel = slurm_conf_get(sc, "SelectTypeParameters");
-	const char *gres = slurm_conf_get(sc, "GresTypes");
-	const char *cli = slurm_conf_get(sc, "CliFilterPlugins");
+	const char *sel = slurmconf_get(sc, "SelectTypeParameters");
+	const char *gres = slurmconf_get(sc, "GresTypes");
+	const char *cli = slurmconf_get(sc, "CliFilterPlugins");
 	_cleanup_free_ char *lua = slurm_conf_sibling("cli_filter.lua");
 	struct stat st;
 	char fix[1024];
@@ -379,15 +324,15 @@ static void plugstack_fix(const struct plugstack_scan *ps, const char *conf,
 		snprintf(fix, size, "echo '%s' >> %s", line, conf);
 }
 
-static void check_plugstack(struct checker *c, const struct slurm_conf *sc)
+static void check_plugstack(struct checker *c, const struct slurmconf *sc)
 {
-	const char *conf = slurm_conf_get(sc, "PlugStackConfig");
+	const char *conf = slurmconf_get(sc, "PlugStackConfig");
 	_cleanup_free_ char *def = slurm_conf_sibling("plugstack.conf");
 	_cleanup_free_ char *found = NULL, *line = NULL;
 	const char *so;
 	struct plugstack_scan ps = {
 		.plugin_dirs =
-			slurm_conf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR,
+			slurmconf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR,
 	};
 	char fix[2048];
 
@@ -503,10 +448,10 @@ static void check_gres_files(struct checker *c, const char *node)
 /* IbvfAutoDetect=yes numbers the VFs by detection: slurmd must do the same,
  * so gres_ibvf.so must be in PluginDir (Slurm's default: where
  * configure found slurmd's plugins). */
-static void check_ibvf_plugin(struct checker *c, const struct slurm_conf *sc,
+static void check_ibvf_plugin(struct checker *c, const struct slurmconf *sc,
 			      const struct vmconf *vc)
 {
-	const char *dirs = slurm_conf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR;
+	const char *dirs = slurmconf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR;
 	_cleanup_strv_free_ char **dirv = NULL;
 	struct stat st;
 
@@ -534,9 +479,9 @@ static void check_ibvf_plugin(struct checker *c, const struct slurm_conf *sc,
 /* Debian's mpi_pmix_v4.so dlopens libpmix.so from libpmix-dev (beside the
  * plugins' directory: LIBDIR/pmix2/lib), which no Slurm package pulls in:
  * without it srun --mpi=pmix fails, on the host and in VMs alike. */
-static void check_pmix(struct checker *c, const struct slurm_conf *sc)
+static void check_pmix(struct checker *c, const struct slurmconf *sc)
 {
-	const char *dirs = slurm_conf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR;
+	const char *dirs = slurmconf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR;
 	_cleanup_strv_free_ char **dirv = NULL;
 	struct stat st;
 
@@ -764,10 +709,9 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 /* Job ids that differ by a multiple of the VNI range share a VNI: two such
  * jobs on one node, the second is refused. Slurm's MaxJobId defaults to
  * 67043328, wider than a VNI's 24 bits. */
-static void check_vni_range(const struct slurm_conf *sc,
-			    const struct vmconf *vc)
+static void check_vni_range(const struct slurmconf *sc, const struct vmconf *vc)
 {
-	const char *text = slurm_conf_get(sc, "MaxJobId");
+	const char *text = slurmconf_get(sc, "MaxJobId");
 	uint64_t range = (uint64_t)vc->jobnet_vni_max - vc->jobnet_vni_min + 1;
 	unsigned max_job = 67043328;
 
@@ -789,7 +733,7 @@ static void check_vni_range(const struct slurm_conf *sc,
 /* JobNetwork=vxlan: the underlay is there, carries guests' 1280 at least,
  * its VNIs do not run out before job ids, and the tools the prolog runs
  * are installed. */
-static void check_job_network(struct checker *c, const struct slurm_conf *sc,
+static void check_job_network(struct checker *c, const struct slurmconf *sc,
 			      const struct vmconf *vc)
 {
 	static const char *const tools[] = { "/usr/sbin/ip", "/usr/sbin/bridge",
@@ -1159,12 +1103,12 @@ static char *spool_dir_expand(const char *pattern, const char *node)
  * directory before it creates the directory: at the first start a missing
  * one fails the topology, and the prolog, which reads it, refuses jobs.
  * slurmd runs as SlurmdUser (root) and needs the directory for itself. */
-static void check_spool_dir(struct checker *c, const struct slurm_conf *sc,
+static void check_spool_dir(struct checker *c, const struct slurmconf *sc,
 			    const char *node)
 {
 	const char *pattern =
-		slurm_conf_get(sc, "SlurmdSpoolDir") ?: "/var/spool/slurmd";
-	const char *user = slurm_conf_get(sc, "SlurmdUser") ?: "root";
+		slurmconf_get(sc, "SlurmdSpoolDir") ?: "/var/spool/slurmd";
+	const char *user = slurmconf_get(sc, "SlurmdUser") ?: "root";
 	_cleanup_free_ char *dir = spool_dir_expand(pattern, node);
 	struct passwd *pw = getpwnam(user);
 	char fix[1024];
@@ -1226,7 +1170,7 @@ int cmd_check_config(int argc, char **argv)
 		{ 0 },
 	};
 	struct checker c = { 0 };
-	struct slurm_conf sc = { 0 };
+	struct slurmconf sc = { 0 };
 	_cleanup_free_ char *vm_path = NULL;
 	char node[HOST_NAME_MAX + 1] = "", fix[1024];
 	const char *libvirt_dir = LIBVIRT_QEMU_DIR;
@@ -1251,7 +1195,7 @@ int cmd_check_config(int argc, char **argv)
 	if (!node[0])
 		short_host_name(node, sizeof(node));
 	c.slurm_conf_path = getenv("SLURM_CONF") ?: "/etc/slurm/slurm.conf";
-	if (slurm_conf_read(c.slurm_conf_path, &sc) < 0)
+	if (slurmconf_read(c.slurm_conf_path, &sc) < 0)
 		return 1;
 	vm_path = vmconf_default_path();
 	if (access(vm_path, F_OK) < 0 && errno == ENOENT) {
@@ -1291,6 +1235,6 @@ int cmd_check_config(int argc, char **argv)
 	else
 		printf("no problems\n");
 	vmconf_free(&vc);
-	slurm_conf_free(&sc);
+	slurmconf_free(&sc);
 	return c.problems ? 1 : 0;
 }
