@@ -364,6 +364,10 @@ int slurmconf_script_timeout(const struct slurmconf *sc, uint32_t release,
 	if (!*key)
 		return 0;
 	text = slurmconf_get(sc, *key);
+	/* s_p_handle_uint16()'s words for INFINITE16 */
+	if (strcasecmp(text, "UNLIMITED") == 0 ||
+	    strcasecmp(text, "INFINITE") == 0)
+		return 0;
 	if (str_to_uint(text, secs) < 0 || *secs > 65535)
 		return -EINVAL;
 	if (*secs >= SLURMCONF_TIMEOUT_UNLIMITED)

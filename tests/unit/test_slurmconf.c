@@ -214,7 +214,8 @@ static void timeouts(const char *text, uint32_t release, unsigned prolog,
 }
 
 /* 25.05's PrologTimeout/EpilogTimeout override PrologEpilogTimeout; before
- * 25.05 they are not read. Unset or 65534 and up: no limit. */
+ * 25.05 they are not read. Unset, 65534 and up, UNLIMITED or INFINITE:
+ * no limit. */
 static void test_timeouts(void **state)
 {
 	const char *both = "PrologEpilogTimeout=600\nPrologTimeout=100\n"
@@ -235,6 +236,10 @@ static void test_timeouts(void **state)
 		 NULL);
 	timeouts("PrologEpilogTimeout=65535\n", R22_05, none,
 		 "PrologEpilogTimeout", none, "PrologEpilogTimeout");
+	timeouts("PrologEpilogTimeout=UNLIMITED\n", R22_05, none,
+		 "PrologEpilogTimeout", none, "PrologEpilogTimeout");
+	timeouts("PrologTimeout=infinite\n", R26_05, none, "PrologTimeout",
+		 none, NULL);
 }
 
 static unsigned flags_of(const char *flags, uint32_t release, int want_r)
