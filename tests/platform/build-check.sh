@@ -17,11 +17,14 @@
 # Slurm (forky's 26.05.5 here) that part is skipped, saying so. Needs root.
 # Prints the time each part took.
 #
-# Measured on the 2-core machine (shared): a root is built in 140-290 s
-# (once; cached), the build and make check take 260-290 s. trixie: 27 pass,
-# 2 skip; forky: 26 pass, 3 skip. The skips: test_jobnet.sh's namespace
-# part (no nftables in the root), test_opensm_parse.sh (no OpenSM source),
-# and on forky test_channel_local.sh (its root has no useradd: passwd).
+# Measured on the 2-core machine (shared): a root is built in 140-360 s
+# (once; cached), Slurm's source in 100-170 s (once; cached), the build and
+# make check take 160-290 s, slurmd's load of gres/ibvf 1-3 s. trixie: 33
+# pass (gres/ibvf's included), 2 skip; forky: 31 pass, 3 skip, gres/ibvf
+# skipped (no 26.05.5 source on the mirror). The skips: test_jobnet.sh's
+# namespace part (no nftables in the root), test_opensm_parse.sh (no OpenSM
+# source), and on forky test_channel_local.sh (its root has no useradd:
+# passwd).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
