@@ -8,21 +8,23 @@
 #   tests/platform/slurm-source.sh ROOT
 #       ROOT: a root of tests/platform/root.sh build with libslurm-dev and
 #       build-essential. Prints the tree's directory,
-#       /var/cache/slurm-vm/slurm-wlm-VERSION-SUITE-HASH (SVM_SLURM_SOURCE_CACHE=DIR
-#       elsewhere): cached by what makes it (the package version, the
-#       suite, this script), reused across runs and roots.
+#       /var/cache/slurm-vm/slurm-wlm-VERSION-SUITE-HASH
+#       (SVM_SLURM_SOURCE_CACHE=DIR elsewhere): cached by what makes it (the
+#       package version, the suite, this script), reused across runs and
+#       roots.
 #
 # The mirror has no .dsc or Debian diff for every suite (trixie's give 404)
 # but serves the orig tarball: that is what is fetched, from the Directory
 # the suite's Sources index names, and kept in the cache directory. Where
 # the mirror lacks it too (forky's slurm-wlm_26.05.5.orig.tar.gz, 404 here)
 # the script stops with status 3, naming the file and its sha256: put a
-# copy of it into the cache directory and run again. The Sources index is checked against the
-# sha256 in the root's InRelease (apt checked its signature when it built
-# the root), the tarball against the Sources index's sha256, and the
-# unpacked tree's version against the root's slurm/slurm_version.h. Debian's
-# patches are not applied: none of them touches the headers a GRES plugin
-# includes in the versions built here (22.05.8, 24.11.5, 26.05.5).
+# copy of it into the cache directory and run again. The Sources index is
+# checked against the sha256 in the root's InRelease (apt checked its
+# signature when it built the root), the tarball against the Sources
+# index's sha256, the unpacked tree's and its config.h's version against
+# the root's slurm/slurm_version.h. Debian's patches (not on the mirror)
+# are not applied: the plugin is built against the internal headers of
+# upstream's release of the same version (slurmd is that plus the patches).
 # Needs root (tests/platform/root.sh enter), curl, xz.
 set -euo pipefail
 
