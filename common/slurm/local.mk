@@ -3,6 +3,7 @@
 # ended (slurmctld) and reclaiming its guest only then (vm), gres.conf's
 # lines of a node (libslurm's hostlist, hw's numbering). The top room of
 # common/: nothing below it links libslurm.
+# slurmconf.h: the one slurm.conf reader, as each release reads it.
 # compat.h: what differs between the Slurm releases it builds against.
 noinst_LTLIBRARIES += common/slurm/libslurmvm-slurm.la
 common_slurm_libslurmvm_slurm_la_SOURCES = \
@@ -11,7 +12,9 @@ common_slurm_libslurmvm_slurm_la_SOURCES = \
 	common/slurm/gresconf.c \
 	common/slurm/gresconf.h \
 	common/slurm/compat.c \
-	common/slurm/compat.h
+	common/slurm/compat.h \
+	common/slurm/slurmconf.c \
+	common/slurm/slurmconf.h
 common_slurm_libslurmvm_slurm_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/slurm $(SLURM_CPPFLAGS) \
 	$(HWLOC_CFLAGS)
 common_slurm_libslurmvm_slurm_la_LIBADD = $(SLURM_LIBS)
