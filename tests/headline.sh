@@ -25,8 +25,13 @@ cd "$repo"
 
 say() { printf '\n### %s\n' "$*"; }
 
-say "installing dependencies (apt-get, idempotent)"
-scripts/install-deps.sh
+if [ -n "${SVM_PLATFORM:-}" ]; then
+	# tests/platform/run.sh: the platform root has them, by that suite's names.
+	say "dependencies: the $SVM_PLATFORM platform root's"
+else
+	say "installing dependencies (apt-get, idempotent)"
+	scripts/install-deps.sh
+fi
 
 if [ "${SLURM_VM_INSTALLED:-0}" = 1 ]; then
 	# CI: the Debian packages, installed (tests/cluster/test_headline.sh)

@@ -69,6 +69,29 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 	}
 }
 
+# The cluster tests each platform runs (the rest run on the host's).
+platform_tests=(test_slurm_basic test_headline test_cloud_image test_vm_batch
+	test_user_cannot_drain test_gres_plugin)
+
+# Adds a platform run's counts: its make check and its cluster tests.
+record_platform() { # record_platform SUITE STATUS
+	local log=build/platform-$1.log p f summary
+	p=$(sed -n 's/^# PASS: *//p' "$log" | awk '{s += $1} END {print s + 0}')
+	f=$(sed -n 's/^# \(FAIL\|ERROR\): *//p' "$log" | awk '{s += $1} END {print s + 0}')
+	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1 || true)
+	if [ -n "$summary" ]; then
+		p=$((p + ${summary%% passed*}))
+		summary=${summary#*passed, }
+		f=$((f + ${summary%% failed*}))
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$2" != 0 ]; then
+		failures+=("platform $1")
+		[ "$f" != 0 ] || failed=$((failed + 1))
+	fi
+}
+
 stage "dependencies"
 scripts/install-deps.sh
 # gres/ibvf is built against the Slurm source of exactly the installed
@@ -97,7 +120,8 @@ tail -n1 build/configure.log
 # run; the cluster tests wait for them. Each writes its exit status.
 images_pid=
 if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
-	rm -f build/guest-image.rc build/cloud-image.rc build/platform-root.rc
+	rm -f build/guest-image.rc build/cloud-image.rc build/platform-root.rc \
+		build/platform-trixie.rc
 	(
 		rc=0
 		tests/guest/build.sh --agent build/agent/slurm-vm-agent || rc=$?
@@ -109,6 +133,10 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 		rc=0
 		nice tests/platform/test_admin_path.sh --prepare || rc=$?
 		echo "$rc" >build/platform-root.rc
+		# The Debian 13 platform's root and Slurm source (cached).
+		rc=0
+		nice tests/platform/run.sh --prepare trixie || rc=$?
+		echo "$rc" >build/platform-trixie.rc
 	) >build/guest-images.log 2>&1 </dev/null &
 	images_pid=$!
 	# Whatever ends this script, the image builds end (and clean up)
@@ -182,6 +210,26 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 		grep -E '^(admin-path: .*(ok|FAIL):|test_admin_path:|PASS|FAIL)' build/admin-path.log || true
 	fi
 	record "admin's path (tests/platform/test_admin_path.sh)" "$rc"
+
+	# Slurm 24.11 (Debian 13): the build with -Werror, the unit tests and
+	# the cluster tests that show a platform works, in its own root with
+	# its own slurmctld, slurmd, libvirtd and qemu; the host's guests.
+	stage "platform trixie: Slurm 24.11, libvirt 11, qemu 10 (tests/platform/run.sh)"
+	if [ "$(cat build/platform-trixie.rc 2>/dev/null || echo 1)" != 0 ]; then
+		record "platform trixie: root (see build/guest-images.log)" 1
+	else
+		rc=0
+		# shellcheck disable=SC2016 # expanded inside the root
+		tests/platform/run.sh trixie -- bash -c '
+			rc=0
+			make -C "$BUILD_DIR" -j"$(nproc)" check >"$BUILD_DIR/check.log" 2>&1 || rc=$?
+			grep -E "^# (TOTAL|PASS|SKIP|FAIL|ERROR):" "$BUILD_DIR/check.log"
+			[ "$rc" = 0 ] || { cat "$BUILD_DIR/test-suite.log"; echo "unit tests failed"; }
+			tests/cluster/run.sh "$@" || rc=1
+			exit "$rc"' platform-check "${platform_tests[@]}" 2>&1 |
+			tee build/platform-trixie.log || rc=$?
+		record_platform trixie "$rc"
+	fi
 
 	stage "cluster tests (real slurmctld, slurmd, libvirtd)"
 	rc=0

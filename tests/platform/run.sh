@@ -3,6 +3,7 @@
 # libvirtd, qemu and MPI, inside that suite's root (tests/platform/root.sh).
 #
 #   tests/platform/run.sh SUITE [--] COMMAND [ARG...]
+#   tests/platform/run.sh --prepare SUITE   the root and the Slurm source only
 #
 # SUITE: trixie (Slurm 24.11), forky (26.05) or bookworm (22.05, the host's
 # release, in a clean root). Builds or reuses the suite's cluster root (the
@@ -26,19 +27,25 @@
 # cluster/ subdirectory, apart from build-check.sh's), SVM_PLATFORM_SCRATCH
 # (default /var/tmp/slurm-vm-platform/SUITE: the overlay's writes and the
 # build, emptied first), SVM_SLURM_SOURCE (a configured Slurm source tree of
-# the suite's release, on the host: gres/ibvf is built from it).
+# the suite's release, on the host; default tests/platform/slurm-source.sh's:
+# gres/ibvf is built from it).
 # Needs root. Exit status: COMMAND's, or 1 when the root or the build failed.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
+prepare=0
+if [ "${1:-}" = --prepare ]; then
+	prepare=1
+	shift
+fi
 suite=${1:-}
-[ $# -ge 2 ] || {
-	sed -n '2,13s/^# \{0,1\}//p' "$0" >&2
+[ $# -ge 2 ] || [ "$prepare" = 1 ] || {
+	sed -n '2,14s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 shift
-[ "$1" != -- ] || shift
+[ "${1:-}" != -- ] || shift
 case "$suite" in
 bookworm | trixie | forky) ;;
 *)
@@ -52,7 +59,7 @@ export SVM_ROOT_CACHE=${SVM_ROOT_CACHE:-$here/cache}/cluster
 # scripts/install-deps.sh's BUILD and TEST lists as every suite names
 # them, without clang (its version is in the name; the fuzz build is the
 # host's), mmdebstrap and grub (images are built on the host) and
-# shellcheck (the host lints).
+# the linter shellcheck (the host lints).
 pkgs=(build-essential autoconf automake libtool pkg-config
 	libslurm-dev libvirt-dev libhwloc-dev libpci-dev libxml2-dev
 	libibverbs-dev libcmocka-dev libmpich-dev libopenmpi-dev
@@ -72,11 +79,19 @@ guest=$src/tests/guest/cache
 [ -f "$guest/stamp" ] && binds+=(--bind "$guest:/var/tmp/svm-guest")
 cloud=$src/tests/guest/cache-cloud
 [ -d "$cloud" ] && binds+=(--bind "$cloud:/var/tmp/svm-cloud")
-slurm_source=
-if [ -n "${SVM_SLURM_SOURCE:-}" ]; then
-	binds+=(--bind "$SVM_SLURM_SOURCE:/var/tmp/svm-slurm-source")
+# gres/ibvf is built from the suite's Slurm source (slurm-source.sh, cached);
+# where the mirror has none (status 3: forky's 26.05.5) without it.
+slurm_source="" rc=0
+host_source=${SVM_SLURM_SOURCE:-$("$here/slurm-source.sh" "$root")} || rc=$?
+case "$rc" in
+0)
+	binds+=(--bind "$host_source:/var/tmp/svm-slurm-source")
 	slurm_source=/var/tmp/svm-slurm-source
-fi
+	;;
+3) echo "platform/run.sh: $suite: no source of its Slurm, gres/ibvf not built" >&2 ;;
+*) exit 1 ;;
+esac
+[ "$prepare" = 0 ] || exit 0
 
 rm -rf --one-file-system "$scratch"
 # shellcheck disable=SC2016 # expanded inside the root
@@ -96,11 +111,12 @@ with=
 /var/tmp/svm-src/configure --prefix=/usr --sysconfdir=/etc \
 	--localstatedir=/var --enable-werror $with >configure.out 2>&1 ||
 	{ tail -30 configure.out >&2; exit 1; }
-nice make -j"$(nproc)" >make.out 2>&1 ||
+# With the test programs (make check TESTS=): cluster tests run some.
+nice make -j"$(nproc)" check TESTS= >make.out 2>&1 ||
 	{ grep -B2 -A8 "error" make.out | head -80 >&2; exit 1; }
 echo "platform/run.sh: $SVM_SUITE: slurm-vm built against Slurm $(slurmd -V | cut -d" " -f2) in $(($(date +%s) - t0)) s" >&2
 cd /var/tmp/svm-src
-export BUILD_DIR=/var/tmp/svm-build
+export BUILD_DIR=/var/tmp/svm-build SVM_PLATFORM=$SVM_SUITE
 [ ! -f /var/tmp/svm-guest/stamp ] || export HARNESS_GUEST_DIR=/var/tmp/svm-guest
 [ ! -d /var/tmp/svm-cloud ] || export HARNESS_CLOUD_DIR=/var/tmp/svm-cloud
 exec "$@"
