@@ -39,6 +39,7 @@ include $(srcdir)/tests/unit/hostcmd.mk
 include $(srcdir)/tests/unit/request.mk
 include $(srcdir)/tests/unit/workdir.mk
 include $(srcdir)/tests/unit/run.mk
+include $(srcdir)/tests/unit/ctld.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that
