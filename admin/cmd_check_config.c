@@ -25,7 +25,9 @@
 
 #include "commands.h"
 #include "hw/devices.h"
+#include "slurm/compat.h"
 #include "slurm/gresconf.h"
+#include "slurm/slurmconf.h"
 #include "hw/ibpart.h"
 #include "job/image.h"
 #include "net/jobnet.h"
@@ -37,14 +39,6 @@
 
 /* Margin for everything but the boot: plan, overlay, define, relay. */
 #define PROLOG_MARGIN_S 60
-#define SLURM_KEYS_MAX	256
-
-struct slurm_conf {
-	char *keys[SLURM_KEYS_MAX];
-	char *values[SLURM_KEYS_MAX];
-	size_t n;
-};
-
 struct checker {
 	unsigned problems;
 	const char *slurm_conf_path;
@@ -90,55 +84,6 @@ static void check_warn(const char *fix, const char *fmt, ...)
 	printf("\n         fix: %s\n", fix);
 }
 
-/* Only what slurm-vm needs: global Key=Value words, last one wins. */
-static int slurm_conf_read(const char *path, struct slurm_conf *sc)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	char line[8192];
-
-	if (!f)
-		return log_errno(errno, "cannot read %s", path);
-	while (fgets(line, sizeof(line), f)) {
-		char *save = NULL, *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		for (char *w = strtok_r(line, " \t\n", &save); w;
-		     w = strtok_r(NULL, " \t\n", &save)) {
-			char *eq = strchr(w, '=');
-			if (!eq)
-				continue;
-			*eq = '\0';
-			/* Node and partition lines are not global settings. */
-			if (!strcasecmp(w, "NodeName") ||
-			    !strcasecmp(w, "PartitionName") ||
-			    !strcasecmp(w, "NodeSet") ||
-			    !strcasecmp(w, "DownNodes"))
-				break;
-			if (sc->n == SLURM_KEYS_MAX)
-				break;
-			sc->keys[sc->n] = strdup(w);
-			sc->values[sc->n++] = strdup(eq + 1);
-		}
-	}
-	return 0;
-}
-
-static const char *slurm_conf_get(const struct slurm_conf *sc, const char *key)
-{
-	for (size_t i = sc->n; i-- > 0;)
-		if (sc->keys[i] && strcasecmp(sc->keys[i], key) == 0)
-			return sc->values[i];
-	return NULL;
-}
-
-static void slurm_conf_free(struct slurm_conf *sc)
-{
-	for (size_t i = 0; i < sc->n; i++) {
-		free(sc->keys[i]);
-		free(sc->values[i]);
-	}
-}
-
 /* Is @item one of the comma-separated words of @list (case-insensitive)? */
 static bool list_has(const char *list, const char *item)
 {
@@ -152,80 +97,170 @@ static bool list_has(const char *list, const char *item)
 	return false;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+/* The Prolog (Epilog) slurmd runs is ours: 24.05 runs each Prolog= line's
+ * script, 22.05 the last line's alone. */
+static void check_script(struct checker *c, const struct slurmconf *sc,
+			 uint32_t release, enum slurm_script which)
 {
-	size_t ls = s ? strlen(s) : 0, lx = strlen(suffix);
+	bool prolog = which == SLURM_PROLOG;
+	const char *key = prolog ? "Prolog" : "Epilog";
+	const char *name = prolog ? "slurm-vm-prolog" : "slurm-vm-epilog";
+	char found[1024], fix[256], rel[16];
 
-	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
-static void check_scripts(struct checker *c, const struct slurm_conf *sc)
-{
-	const char *prolog = slurm_conf_get(sc, "Prolog");
-	const char *epilog = slurm_conf_get(sc, "Epilog");
-	const char *flags = slurm_conf_get(sc, "PrologFlags");
-
-	if (ends_with(prolog, "/slurm-vm-prolog"))
-		check_ok("Prolog=%s", prolog);
-	else
-		check_problem(
-			c,
-			"Prolog=/usr/sbin/slurm-vm-prolog (or a script that runs it)",
-			"Prolog is %s, not slurm-vm-prolog: no guest is ever booted",
-			prolog ? prolog : "not set");
-	if (ends_with(epilog, "/slurm-vm-epilog"))
-		check_ok("Epilog=%s", epilog);
-	else
-		check_problem(
-			c, "Epilog=/usr/sbin/slurm-vm-epilog",
-			"Epilog is %s, not slurm-vm-epilog: guests and devices of ended jobs are never returned",
-			epilog ? epilog : "not set");
-	if (list_has(flags, "Alloc"))
-		check_ok("PrologFlags=%s includes Alloc", flags);
-	else
-		check_problem(
-			c, "PrologFlags=Alloc (keep any other flags)",
-			"PrologFlags=%s lacks Alloc: the batch script would start before the guests are ready",
-			flags ? flags : "");
-}
-
-static void check_timeouts(struct checker *c, const struct slurm_conf *sc,
-			   const struct vmconf *vc)
-{
-	const char *t = slurm_conf_get(sc, "PrologEpilogTimeout");
-	unsigned need =
-		vc->boot_timeout + vc->shutdown_timeout + PROLOG_MARGIN_S;
-	unsigned have = 0;
-	char fix[128];
-
-	/* Unset, or 65534, is Slurm's "no limit". */
-	if (!t || (str_to_uint(t, &have) == 0 && have >= 65534)) {
-		check_ok(
-			"PrologEpilogTimeout unlimited; BootTimeout=%us still bounds a boot",
-			vc->boot_timeout);
+	slurm_release_str(release, rel, sizeof(rel));
+	if (slurmconf_runs_script(sc, release, which, name, found,
+				  sizeof(found))) {
+		check_ok("%s=%s", key, found);
 		return;
 	}
-	snprintf(
-		fix, sizeof(fix),
-		"PrologEpilogTimeout=%u or more, or a smaller BootTimeout in vm.conf",
-		need);
-	if (str_to_uint(t, &have) < 0 || have < need)
-		check_problem(
-			c, fix,
-			"PrologEpilogTimeout=%s is less than BootTimeout (%u) + ShutdownTimeout (%u) + %us: a slow boot would drain the node and requeue the job",
-			t, vc->boot_timeout, vc->shutdown_timeout,
-			PROLOG_MARGIN_S);
+	if (slurm_scripts_accumulate(release))
+		snprintf(fix, sizeof(fix),
+			 "add a line %s=/usr/sbin/%s (Slurm %s runs the "
+			 "script of every %s= line)",
+			 key, name, rel, key);
 	else
-		check_ok(
-			"PrologEpilogTimeout=%u covers BootTimeout=%u + ShutdownTimeout=%u",
-			have, vc->boot_timeout, vc->shutdown_timeout);
+		snprintf(
+			fix, sizeof(fix),
+			"%s=/usr/sbin/%s as the last %s= line (Slurm %s runs "
+			"the last one's alone), or a script there that runs it",
+			key, name, key, rel);
+	check_problem(c, fix, "%s is %s, not %s: %s", key,
+		      found[0] ? found : "not set", name,
+		      prolog ? "no guest is ever booted"
+			     : "guests and devices of ended jobs are never "
+			       "returned");
 }
 
-static void check_scheduling(struct checker *c, const struct slurm_conf *sc)
+/* @flags without RunInJob, with the Contain it implied: the fix. */
+static void flags_without_run_in_job(const char *flags, char *out, size_t size)
 {
-	const char *sel = slurm_conf_get(sc, "SelectTypeParameters");
-	const char *gres = slurm_conf_get(sc, "GresTypes");
-	const char *cli = slurm_conf_get(sc, "CliFilterPlugins");
+	_cleanup_strv_free_ char **v = NULL;
+	size_t used = 0;
+
+	out[0] = '\0';
+	if (strv_split(flags, ',', &v) < 0)
+		return;
+	for (char **p = v; *p; p++)
+		if (**p && strcasecmp(*p, "RunInJob") && used < size)
+			used += (size_t)snprintf(out + used, size - used,
+						 "%s%s", used ? "," : "", *p);
+	if (!list_has(out, "Contain") && used < size)
+		snprintf(out + used, size - used, "%sContain", used ? "," : "");
+}
+
+/* PrologFlags as slurmctld of @release reads it: Alloc set (Contain, X11,
+ * NoHold, ForceRequeueOnFail, RunInJob and from 26.05 DeferBatch imply
+ * it), and no RunInJob: it runs the Prolog and Epilog in the job's extern
+ * slurmstepd, and slurm-vm-prolog puts its reason on the node it drains
+ * only when slurmd itself runs it. */
+static void check_prolog_flags(struct checker *c, const struct slurmconf *sc,
+			       uint32_t release)
+{
+	const char *flags = slurmconf_get(sc, "PrologFlags");
+	char bad[64], fix[512], rel[16], without[256];
+	unsigned bits;
+
+	slurm_release_str(release, rel, sizeof(rel));
+	if (slurm_prolog_flags_parse(flags, release, &bits, bad, sizeof(bad)) <
+	    0) {
+		snprintf(fix, sizeof(fix), "remove %s from PrologFlags", bad);
+		check_problem(c, fix,
+			      "PrologFlags=%s: Slurm %s has no flag %s: "
+			      "slurmctld and slurmd refuse to start",
+			      flags, rel, bad);
+	} else if (bits & SLURM_PROLOG_RUN_IN_JOB) {
+		flags_without_run_in_job(flags, without, sizeof(without));
+		snprintf(fix, sizeof(fix),
+			 "PrologFlags=%s (RunInJob's Contain and Alloc, "
+			 "without RunInJob)",
+			 without);
+		check_problem(c, fix,
+			      "PrologFlags=%s has RunInJob: the Prolog runs "
+			      "in the job's extern slurmstepd, not slurmd, and "
+			      "slurm-vm-prolog then cannot say why it drains "
+			      "a node (the node shows \"Prolog error\" alone)",
+			      flags);
+	} else if (!(bits & SLURM_PROLOG_ALLOC)) {
+		check_problem(c, "PrologFlags=Alloc (keep any other flags)",
+			      "PrologFlags=%s lacks Alloc: the batch script "
+			      "would start before the guests are ready",
+			      flags ? flags : "");
+	} else {
+		check_ok("PrologFlags=%s sets Alloc", flags);
+	}
+}
+
+static void check_scripts(struct checker *c, const struct slurmconf *sc,
+			  uint32_t release)
+{
+	check_script(c, sc, release, SLURM_PROLOG);
+	check_script(c, sc, release, SLURM_EPILOG);
+	check_prolog_flags(c, sc, release);
+}
+
+/* The Prolog boots the guests and, when one fails, shuts them down:
+ * BootTimeout + ShutdownTimeout + PROLOG_MARGIN_S. The Epilog shuts them
+ * down: ShutdownTimeout + PROLOG_MARGIN_S. From 25.05 each has its own
+ * timeout (PrologTimeout, EpilogTimeout over PrologEpilogTimeout). */
+static void check_timeout(struct checker *c, const struct slurmconf *sc,
+			  const struct vmconf *vc, uint32_t release,
+			  enum slurm_script which)
+{
+	bool prolog = which == SLURM_PROLOG;
+	unsigned need = vc->shutdown_timeout + PROLOG_MARGIN_S, have;
+	const char *key, *name = prolog ? "Prolog" : "Epilog";
+	char fix[160], parts[128];
+
+	if (prolog)
+		need += vc->boot_timeout;
+	if (slurmconf_script_timeout(sc, release, which, &have, &key) < 0) {
+		check_problem(c, "a number of seconds, at most 65535",
+			      "%s=%s is not a number: slurmctld and slurmd "
+			      "refuse to start",
+			      key, slurmconf_get(sc, key));
+		return;
+	}
+	if (have == SLURMCONF_TIMEOUT_UNLIMITED) {
+		check_ok("%s timeout unlimited (%s); %s still bounds it", name,
+			 key ? key : "no PrologEpilogTimeout",
+			 prolog ? "BootTimeout" : "ShutdownTimeout");
+		return;
+	}
+	if (prolog)
+		snprintf(parts, sizeof(parts),
+			 "BootTimeout (%u) + ShutdownTimeout (%u) + %us",
+			 vc->boot_timeout, vc->shutdown_timeout,
+			 PROLOG_MARGIN_S);
+	else
+		snprintf(parts, sizeof(parts), "ShutdownTimeout (%u) + %us",
+			 vc->shutdown_timeout, PROLOG_MARGIN_S);
+	if (have >= need) {
+		check_ok("%s=%u covers the %s's %s", key, have, name, parts);
+		return;
+	}
+	snprintf(fix, sizeof(fix), "%s=%u or more, or a smaller %s in vm.conf",
+		 key, need, prolog ? "BootTimeout" : "ShutdownTimeout");
+	check_problem(c, fix, "%s=%u is less than %s: %s", key, have, parts,
+		      prolog ? "a slow boot would drain the node and requeue "
+			       "the job"
+			     : "a guest slow to shut down would drain the "
+			       "node");
+}
+
+static void check_timeouts(struct checker *c, const struct slurmconf *sc,
+			   const struct vmconf *vc, uint32_t release)
+{
+	check_timeout(c, sc, vc, release, SLURM_PROLOG);
+	/* One setting for both (before 25.05): the Prolog's need is more. */
+	if (slurm_has_script_timeouts(release))
+		check_timeout(c, sc, vc, release, SLURM_EPILOG);
+}
+
+static void check_scheduling(struct checker *c, const struct slurmconf *sc)
+{
+	const char *sel = slurmconf_get(sc, "SelectTypeParameters");
+	const char *gres = slurmconf_get(sc, "GresTypes");
+	const char *cli = slurmconf_get(sc, "CliFilterPlugins");
 	_cleanup_free_ char *lua = slurm_conf_sibling("cli_filter.lua");
 	struct stat st;
 	char fix[1024];
@@ -379,15 +414,15 @@ static void plugstack_fix(const struct plugstack_scan *ps, const char *conf,
 		snprintf(fix, size, "echo '%s' >> %s", line, conf);
 }
 
-static void check_plugstack(struct checker *c, const struct slurm_conf *sc)
+static void check_plugstack(struct checker *c, const struct slurmconf *sc)
 {
-	const char *conf = slurm_conf_get(sc, "PlugStackConfig");
+	const char *conf = slurmconf_get(sc, "PlugStackConfig");
 	_cleanup_free_ char *def = slurm_conf_sibling("plugstack.conf");
 	_cleanup_free_ char *found = NULL, *line = NULL;
 	const char *so;
 	struct plugstack_scan ps = {
 		.plugin_dirs =
-			slurm_conf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR,
+			slurmconf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR,
 	};
 	char fix[2048];
 
@@ -503,10 +538,10 @@ static void check_gres_files(struct checker *c, const char *node)
 /* IbvfAutoDetect=yes numbers the VFs by detection: slurmd must do the same,
  * so gres_ibvf.so must be in PluginDir (Slurm's default: where
  * configure found slurmd's plugins). */
-static void check_ibvf_plugin(struct checker *c, const struct slurm_conf *sc,
+static void check_ibvf_plugin(struct checker *c, const struct slurmconf *sc,
 			      const struct vmconf *vc)
 {
-	const char *dirs = slurm_conf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR;
+	const char *dirs = slurmconf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR;
 	_cleanup_strv_free_ char **dirv = NULL;
 	struct stat st;
 
@@ -531,41 +566,54 @@ static void check_ibvf_plugin(struct checker *c, const struct slurm_conf *sc,
 		dirs);
 }
 
-/* Debian's mpi_pmix_v4.so dlopens libpmix.so from libpmix-dev (beside the
- * plugins' directory: LIBDIR/pmix2/lib), which no Slurm package pulls in:
- * without it srun --mpi=pmix fails, on the host and in VMs alike. */
-static void check_pmix(struct checker *c, const struct slurm_conf *sc)
+/* Slurm's mpi/pmix plugin (mpi_pmix_vN.so, N the PMIx Debian built it
+ * with: 4 in 12, 5 in 13) dlopens its PMIx library from beside the
+ * plugins' directory, LIBDIR/pmix2/lib, and no Slurm package pulls that
+ * in everywhere (22.05's libpmix.so is libpmix-dev's): without it srun
+ * --mpi=pmix fails, on the host and in VMs alike. */
+static void check_pmix(struct checker *c, const struct slurmconf *sc,
+		       uint32_t release)
 {
-	const char *dirs = slurm_conf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR;
+	const char *dirs = slurmconf_get(sc, "PluginDir") ?: SLURM_PLUGINDIR;
+	struct slurm_pmix_library pmix = slurm_pmix_library(release);
 	_cleanup_strv_free_ char **dirv = NULL;
-	struct stat st;
+	char fix[256], rel[16];
 
 	if (strv_split(dirs, ':', &dirv) < 0)
 		return;
+	slurm_release_str(release, rel, sizeof(rel));
 	for (size_t i = 0; dirv[i]; i++) {
-		_cleanup_free_ char *so = NULL, *lib = NULL;
+		_cleanup_free_ char *pattern = NULL, *lib = NULL;
 		char *slash;
+		struct stat st;
+		glob_t gl;
 
-		if (asprintf(&so, "%s/mpi_pmix_v4.so", dirv[i]) < 0 ||
-		    asprintf(&lib, "%s", dirv[i]) < 0)
+		if (asprintf(&pattern, "%s/mpi_pmix_v*.so", dirv[i]) < 0 ||
+		    !(lib = strdup(dirv[i])))
 			return;
-		if (stat(so, &st) < 0)
+		if (glob(pattern, 0, NULL, &gl) != 0)
 			continue;
 		slash = strrchr(lib, '/');
 		if (slash)
 			*slash = '\0';
-		free(so);
-		so = NULL;
-		if (asprintf(&so, "%s/pmix2/lib/libpmix.so", lib) < 0)
+		free(pattern);
+		pattern = NULL;
+		if (asprintf(&pattern, "%s/pmix2/lib/%s", lib, pmix.file) < 0) {
+			globfree(&gl);
 			return;
-		if (stat(so, &st) == 0)
-			check_ok("srun --mpi=pmix: %s is there", so);
+		}
+		snprintf(fix, sizeof(fix),
+			 "install %s on every node (apt-get install %s)",
+			 pmix.package, pmix.package);
+		if (stat(pattern, &st) == 0)
+			check_ok("srun --mpi=pmix: %s is there", pattern);
 		else
-			check_problem(
-				c,
-				"install libpmix-dev on every node (apt-get install libpmix-dev)",
-				"%s/mpi_pmix_v4.so opens %s, which is missing: srun --mpi=pmix (Open MPI) fails on the host and in VMs",
-				dirv[i], so);
+			check_problem(c, fix,
+				      "%s opens %s, which is missing (Slurm "
+				      "%s): srun --mpi=pmix (Open MPI) fails "
+				      "on the host and in VMs",
+				      gl.gl_pathv[0], pattern, rel);
+		globfree(&gl);
 		return;
 	}
 }
@@ -764,10 +812,9 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 /* Job ids that differ by a multiple of the VNI range share a VNI: two such
  * jobs on one node, the second is refused. Slurm's MaxJobId defaults to
  * 67043328, wider than a VNI's 24 bits. */
-static void check_vni_range(const struct slurm_conf *sc,
-			    const struct vmconf *vc)
+static void check_vni_range(const struct slurmconf *sc, const struct vmconf *vc)
 {
-	const char *text = slurm_conf_get(sc, "MaxJobId");
+	const char *text = slurmconf_get(sc, "MaxJobId");
 	uint64_t range = (uint64_t)vc->jobnet_vni_max - vc->jobnet_vni_min + 1;
 	unsigned max_job = 67043328;
 
@@ -789,7 +836,7 @@ static void check_vni_range(const struct slurm_conf *sc,
 /* JobNetwork=vxlan: the underlay is there, carries guests' 1280 at least,
  * its VNIs do not run out before job ids, and the tools the prolog runs
  * are installed. */
-static void check_job_network(struct checker *c, const struct slurm_conf *sc,
+static void check_job_network(struct checker *c, const struct slurmconf *sc,
 			      const struct vmconf *vc)
 {
 	static const char *const tools[] = { "/usr/sbin/ip", "/usr/sbin/bridge",
@@ -1159,12 +1206,12 @@ static char *spool_dir_expand(const char *pattern, const char *node)
  * directory before it creates the directory: at the first start a missing
  * one fails the topology, and the prolog, which reads it, refuses jobs.
  * slurmd runs as SlurmdUser (root) and needs the directory for itself. */
-static void check_spool_dir(struct checker *c, const struct slurm_conf *sc,
+static void check_spool_dir(struct checker *c, const struct slurmconf *sc,
 			    const char *node)
 {
 	const char *pattern =
-		slurm_conf_get(sc, "SlurmdSpoolDir") ?: "/var/spool/slurmd";
-	const char *user = slurm_conf_get(sc, "SlurmdUser") ?: "root";
+		slurmconf_get(sc, "SlurmdSpoolDir") ?: "/var/spool/slurmd";
+	const char *user = slurmconf_get(sc, "SlurmdUser") ?: "root";
 	_cleanup_free_ char *dir = spool_dir_expand(pattern, node);
 	struct passwd *pw = getpwnam(user);
 	char fix[1024];
@@ -1226,11 +1273,13 @@ int cmd_check_config(int argc, char **argv)
 		{ 0 },
 	};
 	struct checker c = { 0 };
-	struct slurm_conf sc = { 0 };
+	struct slurmconf sc = { 0 };
 	_cleanup_free_ char *vm_path = NULL;
 	char node[HOST_NAME_MAX + 1] = "", fix[1024];
 	const char *libvirt_dir = LIBVIRT_QEMU_DIR;
+	uint32_t release = slurm_compat_release();
 	struct vmconf vc;
+	char rel[16];
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1251,8 +1300,12 @@ int cmd_check_config(int argc, char **argv)
 	if (!node[0])
 		short_host_name(node, sizeof(node));
 	c.slurm_conf_path = getenv("SLURM_CONF") ?: "/etc/slurm/slurm.conf";
-	if (slurm_conf_read(c.slurm_conf_path, &sc) < 0)
+	if (slurmconf_read(c.slurm_conf_path, &sc) < 0)
 		return 1;
+	check_ok("%s read as Slurm %s does (the release slurm-vm is built "
+		 "against)",
+		 c.slurm_conf_path,
+		 slurm_release_str(release, rel, sizeof(rel)));
 	vm_path = vmconf_default_path();
 	if (access(vm_path, F_OK) < 0 && errno == ENOENT) {
 		snprintf(fix, sizeof(fix),
@@ -1272,14 +1325,14 @@ int cmd_check_config(int argc, char **argv)
 	} else {
 		check_ok("%s parses", vm_path);
 	}
-	check_scripts(&c, &sc);
+	check_scripts(&c, &sc, release);
 	check_spool_dir(&c, &sc, node);
-	check_timeouts(&c, &sc, &vc);
+	check_timeouts(&c, &sc, &vc, release);
 	check_scheduling(&c, &sc);
 	check_plugstack(&c, &sc);
 	check_gres_files(&c, node);
 	check_ibvf_plugin(&c, &sc, &vc);
-	check_pmix(&c, &sc);
+	check_pmix(&c, &sc, release);
 	check_catalog(&c, &vc);
 	check_job_network(&c, &sc, &vc);
 	check_ib_partitions(&c, &vc);
@@ -1291,6 +1344,6 @@ int cmd_check_config(int argc, char **argv)
 	else
 		printf("no problems\n");
 	vmconf_free(&vc);
-	slurm_conf_free(&sc);
+	slurmconf_free(&sc);
 	return c.problems ? 1 : 0;
 }

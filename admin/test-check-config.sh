@@ -11,6 +11,9 @@
 #  - ImageCatalog and ImageDirs missing; the catalog empty;
 #  - no vm.conf: said plainly, with the installed example to copy;
 #  - no cli_filter.lua: the fix copies the installed example;
+#  - slurm.conf as the release built against reads it: Include, blanks
+#    around '=', implied Alloc, several Prolog= lines, RunInJob refused,
+#    PrologTimeout, and mpi/pmix's library of the release;
 #  - (as root) libvirt's qemu directory 0750, as libvirt-daemon-system
 #    leaves it, and a closed directory above it: tried as nobody.
 # Run from the build directory (automake sets $srcdir).
@@ -137,6 +140,82 @@ fix_for "no cli_filter/lua" | grep -q " cp /.*/examples/cli_filter.lua $cc/cli_f
 	fail "the cli_filter fix copies no installed example"
 fix_for "no cli_filter/lua" | grep -q " etc/cli_filter.lua" &&
 	fail "the cli_filter fix names the source tree's etc/cli_filter.lua"
+# slurm.conf as the Slurm release slurm-vm is built against reads it (the
+# one reader, common/slurm/slurmconf.h; each release's rules in
+# tests/unit/test_slurmconf): blanks around '=', an Include, the implied
+# Alloc, several Prolog= lines (24.05), RunInJob refused, PrologTimeout
+# (25.05), and mpi/pmix's library of the release.
+cp "$cc/slurm.conf" "$cc/slurm.conf.base"
+check
+release=$(sed -n 's/^ok: .* read as Slurm \([0-9]*\)\.\([0-9]*\) does .*/\1\2/p' "$out")
+[ -n "$release" ] || fail "check-config does not say which Slurm release's rules it applies"
+echo "Epilog = /usr/sbin/slurm-vm-epilog" >"$cc/scripts.conf"
+printf '%s\n' "Prolog = /usr/sbin/slurm-vm-prolog" "Include scripts.conf" \
+	"PrologFlags=Contain" >>"$cc/slurm.conf"
+check
+grep -qxF "ok:      Prolog=/usr/sbin/slurm-vm-prolog" "$out" ||
+	fail "Prolog = ... (blanks around '=', as Slurm allows) not read"
+grep -qxF "ok:      Epilog=/usr/sbin/slurm-vm-epilog" "$out" ||
+	fail "the Epilog= line of an Included file not read"
+grep -qF "ok:      PrologFlags=Contain sets Alloc" "$out" ||
+	fail "PrologFlags=Contain (which implies Alloc) reported as lacking it"
+echo "Include $cc/missing.conf" >>"$cc/slurm.conf"
+check
+grep -qF "slurm.conf:10: Include $cc/missing.conf: cannot read $cc/missing.conf" "$out" ||
+	fail "an Include of a missing file (slurmctld does not start) not reported"
+cp "$cc/slurm.conf.base" "$cc/slurm.conf"
+printf '%s\n' "Prolog=/usr/sbin/slurm-vm-prolog" "Prolog=$cc/site-prolog" \
+	"Epilog=/usr/sbin/slurm-vm-epilog" "PrologFlags=Alloc,RunInJob" >>"$cc/slurm.conf"
+check
+if [ "$release" -ge 2405 ]; then
+	grep -qxF "ok:      Prolog=/usr/sbin/slurm-vm-prolog, $cc/site-prolog" "$out" ||
+		fail "Slurm $release runs every Prolog= line's script: slurm-vm-prolog's not found"
+	grep -qF "problem: PrologFlags=Alloc,RunInJob has RunInJob: the Prolog runs in the job's extern slurmstepd" "$out" ||
+		fail "PrologFlags=RunInJob not refused"
+	[ "$(fix_for "has RunInJob")" = "PrologFlags=Alloc,Contain (RunInJob's Contain and Alloc, without RunInJob)" ] ||
+		fail "RunInJob's fix is: $(fix_for "has RunInJob")"
+else
+	grep -qF "problem: Prolog is $cc/site-prolog, not slurm-vm-prolog" "$out" ||
+		fail "Slurm $release runs only the last Prolog= line: a site prolog after ours not reported"
+	grep -qF "problem: PrologFlags=Alloc,RunInJob: Slurm ${release:0:2}.${release:2} has no flag RunInJob" "$out" ||
+		fail "a PrologFlag unknown to Slurm $release not reported"
+fi
+cp "$cc/slurm.conf.base" "$cc/slurm.conf"
+echo "PrologEpilogTimeout=200" >>"$cc/slurm.conf"
+if [ "$release" -ge 2505 ]; then
+	echo "PrologTimeout=3000" >>"$cc/slurm.conf"
+	check
+	grep -qF "ok:      PrologTimeout=3000 covers the Prolog's" "$out" ||
+		fail "PrologTimeout (25.05) does not override PrologEpilogTimeout"
+	grep -qF "ok:      PrologEpilogTimeout=200 covers the Epilog's" "$out" ||
+		fail "the Epilog's timeout is not PrologEpilogTimeout without EpilogTimeout"
+else
+	check
+	grep -qF "problem: PrologEpilogTimeout=200 is less than BootTimeout" "$out" ||
+		fail "a PrologEpilogTimeout shorter than a boot not reported"
+fi
+cp "$cc/slurm.conf.base" "$cc/slurm.conf"
+
+# mpi/pmix of the distribution's PMIx (mpi_pmix_v5.so in Debian 13) and the
+# library its Slurm release opens: 22.05 libpmix.so (libpmix-dev), 23.11
+# and later libpmix.so.2 (libpmix2t64).
+if [ "$release" -ge 2311 ]; then
+	lib=libpmix.so.2 pkg=libpmix2t64
+else
+	lib=libpmix.so pkg=libpmix-dev
+fi
+: >"$cc/plugins/mpi_pmix_v5.so"
+check
+grep -qF "problem: $cc/plugins/mpi_pmix_v5.so opens $cc/pmix2/lib/$lib, which is missing" "$out" ||
+	fail "mpi_pmix_v5.so without its $lib not reported"
+[ "$(fix_for "mpi_pmix_v5.so opens")" = "install $pkg on every node (apt-get install $pkg)" ] ||
+	fail "the PMIx fix is: $(fix_for "mpi_pmix_v5.so opens")"
+mkdir -p "$cc/pmix2/lib" && : >"$cc/pmix2/lib/$lib"
+check
+grep -qF "ok:      srun --mpi=pmix: $cc/pmix2/lib/$lib is there" "$out" ||
+	fail "with $lib there, mpi/pmix is still reported"
+rm -r "$cc/plugins/mpi_pmix_v5.so" "$cc/pmix2"
+
 # Item 1: libvirt's qemu directory as Debian's libvirt-daemon-system leaves
 # it (libvirt-qemu's 0750; daemon stands in for libvirt-qemu), and a
 # directory above it closed too: qemu, as the job user, could not reach

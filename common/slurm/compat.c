@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "slurm/compat.h"
+#include "core/macro.h"
 
 static pthread_once_t slurm_init_once = PTHREAD_ONCE_INIT;
 
@@ -245,3 +247,84 @@ int slurm_job_node_cores(const slurm_job_info_t *job, const char *node,
 	return 0;
 }
 #endif
+
+uint32_t slurm_compat_release(void)
+{
+	return SLURM_VERSION_NUMBER;
+}
+
+const char *slurm_release_str(uint32_t release, char *buf, size_t size)
+{
+	snprintf(buf, size, "%u.%02u", release >> 16, (release >> 8) & 0xff);
+	return buf;
+}
+
+bool slurm_include_from_conf_dir(uint32_t release)
+{
+	return release >= SLURM_VERSION_NUM(23, 2, 0);
+}
+
+bool slurm_scripts_accumulate(uint32_t release)
+{
+	return release >= SLURM_VERSION_NUM(24, 5, 0);
+}
+
+bool slurm_has_script_timeouts(uint32_t release)
+{
+	return release >= SLURM_VERSION_NUM(25, 5, 0);
+}
+
+int slurm_prolog_flags_parse(const char *flags, uint32_t release,
+			     unsigned *bits, char *bad, size_t bad_size)
+{
+	/* prolog_str2flags() of each release; NoHold's Alloc is set by
+	 * read_config.c after it. */
+	static const struct {
+		const char *name;
+		uint32_t since;
+		unsigned bits;
+		uint32_t alloc_since; /* implies Alloc from this release */
+	} known[] = {
+		{ "Alloc", 0, SLURM_PROLOG_ALLOC, 0 },
+		{ "Contain", 0, SLURM_PROLOG_CONTAIN, 0 },
+		{ "DeferBatch", 0, 0, SLURM_VERSION_NUM(26, 5, 0) },
+		{ "NoHold", 0, 0, 0 },
+		{ "Serial", 0, 0, UINT32_MAX },
+		{ "X11", 0, SLURM_PROLOG_CONTAIN, 0 },
+		{ "ForceRequeueOnFail", SLURM_VERSION_NUM(23, 2, 0), 0, 0 },
+		{ "RunInJob", SLURM_VERSION_NUM(24, 5, 0),
+		  SLURM_PROLOG_CONTAIN | SLURM_PROLOG_RUN_IN_JOB, 0 },
+	};
+	const char *p = flags ? flags : "";
+
+	*bits = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		bool found = false;
+
+		for (size_t i = 0; len && i < ARRAY_SIZE(known); i++) {
+			if (strlen(known[i].name) != len ||
+			    strncasecmp(known[i].name, p, len) ||
+			    release < known[i].since)
+				continue;
+			found = true;
+			*bits |= known[i].bits;
+			if (release >= known[i].alloc_since)
+				*bits |= SLURM_PROLOG_ALLOC;
+		}
+		if (len && !found) {
+			snprintf(bad, bad_size, "%.*s", (int)len, p);
+			return -EINVAL;
+		}
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
+struct slurm_pmix_library slurm_pmix_library(uint32_t release)
+{
+	if (release >= SLURM_VERSION_NUM(23, 11, 0))
+		return (struct slurm_pmix_library){ "libpmix.so.2",
+						    "libpmix2t64" };
+	return (struct slurm_pmix_library){ "libpmix.so", "libpmix-dev" };
+}

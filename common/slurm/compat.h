@@ -15,6 +15,7 @@
  */
 #include <slurm/slurm.h>
 #include <slurm/slurm_version.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,3 +82,54 @@ struct slurm_core_layout {
 int slurm_core_layout_node(const struct slurm_core_layout *l,
 			   uint32_t node_index, char *cores, size_t cores_len,
 			   int *ncpus);
+
+/*
+ * slurm.conf as each release reads it (src/common/read_config.c,
+ * parse_config.c). @release is a SLURM_VERSION_NUMBER: the functions are
+ * pure, so that a build on one release tests the others' rules.
+ *
+ *   23.02  a relative Include is from slurm.conf's directory (was: the
+ *          including file's); PrologFlags=ForceRequeueOnFail (implies Alloc)
+ *   23.11  mpi/pmix dlopens libpmix.so.2 (was: libpmix.so, of -dev)
+ *   24.05  Prolog= and Epilog= on several lines each add a script (was:
+ *          the last line wins); PrologFlags=RunInJob (implies Contain, Alloc)
+ *   25.05  PrologTimeout= and EpilogTimeout= override PrologEpilogTimeout=
+ *   26.05  PrologFlags=DeferBatch implies Alloc
+ */
+
+/* The release slurm-vm is built against (slurm/slurm_version.h). */
+uint32_t slurm_compat_release(void);
+
+/* "22.05" of @release, into @buf. */
+const char *slurm_release_str(uint32_t release, char *buf, size_t size);
+
+/* Is a relative Include resolved from slurm.conf's directory (else from
+ * the directory of the file holding the Include line)? */
+bool slurm_include_from_conf_dir(uint32_t release);
+
+/* Do several Prolog= (Epilog=) lines each add a script to run? Else the
+ * last one is the script. */
+bool slurm_scripts_accumulate(uint32_t release);
+
+/* Does @release read PrologTimeout= and EpilogTimeout=? */
+bool slurm_has_script_timeouts(uint32_t release);
+
+#define SLURM_PROLOG_ALLOC	(1u << 0)
+#define SLURM_PROLOG_CONTAIN	(1u << 1)
+#define SLURM_PROLOG_RUN_IN_JOB (1u << 2)
+
+/* PrologFlags=@flags as slurmctld of @release reads it: *@bits has the
+ * flags set, the implied ones with them (Contain implies Alloc, ...).
+ * -EINVAL with the first flag @release does not know (slurmctld refuses
+ * to start) in @bad. */
+int slurm_prolog_flags_parse(const char *flags, uint32_t release,
+			     unsigned *bits, char *bad, size_t bad_size);
+
+/* The library Slurm's mpi/pmix plugin (mpi_pmix_vN.so, whichever PMIx
+ * the distribution built it with) dlopens from the PMIx directory, and
+ * the Debian package that ships it. */
+struct slurm_pmix_library {
+	const char *file;
+	const char *package;
+};
+struct slurm_pmix_library slurm_pmix_library(uint32_t release);

@@ -5,6 +5,7 @@
 # asks slurmctld (ctld.h, in plain types). The top room of common/: nothing
 # below it links libslurm, and only this room includes <slurm/slurm.h>
 # (scripts/check-rooms).
+# slurmconf.h: the one slurm.conf reader, as each release reads it.
 # compat.h: what differs between the Slurm releases it builds against.
 noinst_LTLIBRARIES += common/slurm/libslurmvm-slurm.la
 common_slurm_libslurmvm_slurm_la_SOURCES = \
@@ -16,7 +17,9 @@ common_slurm_libslurmvm_slurm_la_SOURCES = \
 	common/slurm/ctld.h \
 	common/slurm/ctld_job.h \
 	common/slurm/compat.c \
-	common/slurm/compat.h
+	common/slurm/compat.h \
+	common/slurm/slurmconf.c \
+	common/slurm/slurmconf.h
 common_slurm_libslurmvm_slurm_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/slurm $(SLURM_CPPFLAGS) \
 	$(HWLOC_CFLAGS)
 common_slurm_libslurmvm_slurm_la_LIBADD = $(SLURM_LIBS)

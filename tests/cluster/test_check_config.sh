@@ -35,7 +35,7 @@ fi
 bad=$HARNESS_DIR/badconf
 mkdir -p "$bad"
 cp "$HARNESS_ETC"/*.conf "$bad/"
-sed -i -e 's/^PrologFlags=.*/PrologFlags=Contain/' \
+sed -i -e 's/^PrologFlags=.*/PrologFlags=Serial/' \
 	-e 's/^PrologEpilogTimeout=.*/PrologEpilogTimeout=100/' \
 	-e 's/^SelectTypeParameters=.*/SelectTypeParameters=CR_CPU_Memory/' \
 	-e 's/^GresTypes=.*/GresTypes=gpu/' \

@@ -1,0 +1,7 @@
+# slurm.conf as each Slurm release reads it (common/slurm/slurmconf.h) and
+# the release rules check-config applies (common/slurm/compat.h).
+check_PROGRAMS += tests/unit/test_slurmconf
+TESTS += tests/unit/test_slurmconf
+tests_unit_test_slurmconf_CPPFLAGS = $(UNIT_CPPFLAGS) $(SLURM_CPPFLAGS)
+tests_unit_test_slurmconf_LDADD = common/slurm/libslurmvm-slurm.la \
+	$(UNIT_LDADD)
