@@ -37,16 +37,17 @@
 #include "src/common/xstring.h"
 
 /*
- * API differences, by release:
+ * API differences, by release (each guard at the release that made it;
+ * compile-check.sh checks a configured tree of any release):
  *  22.05       src/common/gres.h, gres_p_epilog_{build,set}_env with
- *              gres_epilog_info_t, 13 entry points (built and tested here).
+ *              gres_epilog_info_t; common_{node_config_load,send_stepd,
+ *              recv_stepd}(), add_gres_to_list() with one argument per
+ *              field; 13 entry points.
  *  23.02       src/interfaces/gres.h; the Prolog/Epilog hooks renamed to
- *              gres_p_prep_{build,set}_env with gres_prep_t.
- *  24.11       gres_p_get_job_info and gres_p_get_step_info gone (11);
- *              common_{node_config_load,send_stepd,recv_stepd} became
- *              gres_{node_config_load,send_stepd,recv_stepd} and
- *              add_gres_to_list() takes a gres_slurmd_conf_t (the trixie
- *              source, 24.11.5, compiles; releases between are unchecked).
+ *              gres_p_prep_{build,set}_env with gres_prep_t; the helpers
+ *              became gres_{node_config_load,send_stepd,recv_stepd}() and
+ *              add_gres_to_list() takes a gres_slurmd_conf_t.
+ *  24.11       gres_p_get_job_info and gres_p_get_step_info gone (11).
  */
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
 #include "src/interfaces/gres.h"
@@ -54,27 +55,23 @@ typedef gres_prep_t ibvf_prep_t;
 #define IBVF_PREP_BUILD_ENV gres_p_prep_build_env
 #define IBVF_PREP_SET_ENV   gres_p_prep_set_env
 typedef list_t *ibvf_list_t;
+#define ibvf_devices_load(list, config, devices) \
+	gres_node_config_load(list, config, devices)
+#define ibvf_send_stepd gres_send_stepd
+#define ibvf_recv_stepd gres_recv_stepd
 #else
 #include "src/common/gres.h"
 typedef gres_epilog_info_t ibvf_prep_t;
 #define IBVF_PREP_BUILD_ENV gres_p_epilog_build_env
 #define IBVF_PREP_SET_ENV   gres_p_epilog_set_env
 typedef List ibvf_list_t;
-#endif
-
-#include "src/plugins/gres/common/gres_common.h"
-
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
-#define ibvf_devices_load(list, config, devices)                          \
-	gres_node_config_load(list, config, devices)
-#define ibvf_send_stepd gres_send_stepd
-#define ibvf_recv_stepd gres_recv_stepd
-#else
-#define ibvf_devices_load(list, config, devices)                          \
+#define ibvf_devices_load(list, config, devices) \
 	common_node_config_load(list, gres_name, config, devices)
 #define ibvf_send_stepd common_send_stepd
 #define ibvf_recv_stepd common_recv_stepd
 #endif
+
+#include "src/plugins/gres/common/gres_common.h"
 
 #include "ibvf.h"
 
@@ -168,13 +165,13 @@ static void check_cores(const struct ibvf_line *l, node_config_load_t *config)
 static void add_ibvf_record(ibvf_list_t list, uint32_t cpu_cnt, char *cores,
 			    bitstr_t *cpus, char *file)
 {
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
-	gres_slurmd_conf_t rec = {.count = 1,
-				  .cpu_cnt = cpu_cnt,
-				  .cpus = cores,
-				  .cpus_bitmap = cpus,
-				  .file = file,
-				  .name = gres_name};
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+	gres_slurmd_conf_t rec = { .count = 1,
+				   .cpu_cnt = cpu_cnt,
+				   .cpus = cores,
+				   .cpus_bitmap = cpus,
+				   .file = file,
+				   .name = gres_name };
 
 	add_gres_to_list(list, &rec);
 #else
@@ -273,7 +270,7 @@ static int add_index_entry(void *x, void *arg)
 /* Each device's PCI functions, by index, for the environment. */
 static int build_index_entries(struct ibvf_conf *conf)
 {
-	struct entries_ctx ctx = {.conf = conf, .rc = SLURM_SUCCESS};
+	struct entries_ctx ctx = { .conf = conf, .rc = SLURM_SUCCESS };
 
 	index_entries_free();
 	if (!gres_devices)

@@ -68,7 +68,10 @@ build() {
 	[ "$(id -u)" = 0 ] || die "run as root (mmdebstrap --mode=root)"
 	local -a sources pkgs
 	mapfile -t sources < <(suite_sources "$suite")
-	mapfile -t pkgs < <(printf '%s\n' "$@" | sort -u | sed '/^$/d')
+	# mount: enter's umount after pivot_root runs the root's own (not
+	# essential since trixie: without it enter fails, "umount: command
+	# not found").
+	mapfile -t pkgs < <(printf '%s\n' mount "$@" | sort -u | sed '/^$/d')
 	sum=$(
 		{
 			echo "$suite"
