@@ -300,6 +300,9 @@ extern int gres_p_node_config_load(ibvf_list_t gres_conf_list,
 		      path);
 		rc = SLURM_ERROR;
 	} else if (conf.autodetect) {
+		/* 24.11: slurmctld refuses Cores= that split a socket */
+		conf.cores_whole_sockets =
+			SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0);
 		rc = detect_into(gres_conf_list, &conf, config);
 	}
 	if (rc == SLURM_SUCCESS)

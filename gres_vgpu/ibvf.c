@@ -114,7 +114,11 @@ int ibvf_detect(const struct ibvf_conf *conf, struct ibvf_line **lines,
 				 vc->topology_file ?: "of this node");
 	r = devices_scan(vc->sysfs_root, &list);
 	if (r == 0)
-		r = gres_lines_build(vc, topo, &list, &gl);
+		r = gres_lines_build_cores(vc, topo, &list,
+					   conf->cores_whole_sockets
+						   ? GRES_CORES_WHOLE_SOCKETS
+						   : GRES_CORES_NUMA_NODE,
+					   &gl);
 	if (r == 0) {
 		*lines = calloc(gl.n + 1, sizeof(**lines));
 		r = *lines ? ibvf_take_lines(&gl, topo, *lines, n) : -ENOMEM;

@@ -19,6 +19,10 @@ struct ibvf_conf {
 	char *sysfs_root; /* SysfsRoot */
 	char *vm_conf;	  /* the file read, NULL if there was none */
 	void *priv;	  /* struct vmconf */
+	/* Cores= of whole sockets, as Slurm 24.11 and later require of
+	 * gres.conf (the plugin sets it by its release): else the NUMA
+	 * node's, which would drain an SNC/NPS node there. */
+	bool cores_whole_sockets;
 };
 
 /* vm.conf at @path; a missing file means the defaults (no detection). */
