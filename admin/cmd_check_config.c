@@ -29,6 +29,7 @@
 #include "slurm/gresconf.h"
 #include "slurm/slurmconf.h"
 #include "hw/ibpart.h"
+#include "hw/placement.h"
 #include "job/image.h"
 #include "net/jobnet.h"
 #include "core/log.h"
@@ -476,17 +477,59 @@ static void check_plugstack(struct checker *c, const struct slurmconf *sc)
 struct gres_check {
 	struct checker *c;
 	unsigned n, bad;
+	uint32_t release;
+	const struct topology *topo; /* NULL: Cores= not checked */
 };
+
+/* From 24.11 slurmctld refuses a Cores= that splits a socket and drains
+ * the node: with NUMA nodes smaller than sockets (SNC, NPS2/4) a NUMA
+ * node's cores do. */
+static void gres_check_cores(struct gres_check *gc, const char *path,
+			     unsigned lineno, const char *name,
+			     const char *cores)
+{
+	_cleanup_free_ char *whole = NULL;
+	char fix[512], rel[16];
+	int split, r;
+
+	r = gresconf_cores_refused(gc->topo, cores, gc->release, &split,
+				   &whole);
+	if (r == 0)
+		return;
+	gc->bad++;
+	if (r < 0) {
+		check_problem(gc->c,
+			      "write Cores= as this node's core ids (Slurm's "
+			      "numbering), or regenerate gres.conf with "
+			      "`slurm-vm gres`",
+			      "%s:%u: Name=%s Cores=%s are not this node's "
+			      "cores: slurmctld refuses the node",
+			      path, lineno, name, cores);
+		return;
+	}
+	snprintf(fix, sizeof(fix),
+		 "Cores=%s (whole sockets), or regenerate gres.conf with "
+		 "`slurm-vm gres`",
+		 whole);
+	check_problem(gc->c, fix,
+		      "%s:%u: Name=%s Cores=%s splits socket %d: slurmctld of "
+		      "Slurm %s refuses it (\"doesn't match socket "
+		      "boundaries\") and drains the node",
+		      path, lineno, name, cores, split,
+		      slurm_release_str(gc->release, rel, sizeof(rel)));
+}
 
 /* One gres.conf line of this node: each of its File= (ranges expanded)
  * must be there when slurmd starts. */
 static int gres_check_line(const char *path, unsigned lineno, const char *name,
-			   const char *file, void *ctx)
+			   const char *file, const char *cores, void *ctx)
 {
 	struct gres_check *gc = ctx;
 	_cleanup_strv_free_ char **files = NULL;
 	char fix[512];
 
+	if (cores && gc->topo)
+		gres_check_cores(gc, path, lineno, name, cores);
 	if (!file)
 		return 0; /* a count-only GRES: no device to open */
 	if (slurm_gres_file_expand(file, &files) < 0) {
@@ -519,20 +562,54 @@ static int gres_check_line(const char *path, unsigned lineno, const char *name,
 	return 0;
 }
 
+/* The topology Cores= are checked against: NULL when the release takes
+ * any cores, or slurmd's sockets are not the packages (SlurmdParameters=
+ * numa_node_as_socket, l3cache_as_socket). */
+static struct topology *gres_cores_topology(const struct slurmconf *sc,
+					    const struct vmconf *vc,
+					    uint32_t release)
+{
+	const char *params = slurmconf_get(sc, "SlurmdParameters");
+	struct topology *topo = NULL;
+	char rel[16];
+
+	if (!slurm_gres_cores_whole_sockets(release))
+		return NULL;
+	if (list_has(params, "numa_node_as_socket") ||
+	    list_has(params, "l3cache_as_socket")) {
+		check_ok("SlurmdParameters=%s: gres.conf Cores= not checked "
+			 "against the packages (slurmd's sockets are not)",
+			 params);
+		return NULL;
+	}
+	if (topology_load(vc->topology_file, &topo) < 0)
+		check_warn("set TopologyFile= in vm.conf to this node's hwloc "
+			   "XML, or run check-config on the node",
+			   "cannot load the node's topology: gres.conf Cores= "
+			   "not checked against Slurm %s's whole sockets",
+			   slurm_release_str(release, rel, sizeof(rel)));
+	return topo;
+}
+
 /* Only this node's lines: the others name other nodes' devices. */
-static void check_gres_files(struct checker *c, const char *node)
+static void check_gres_files(struct checker *c, const struct slurmconf *sc,
+			     const struct vmconf *vc, const char *node,
+			     uint32_t release)
 {
 	_cleanup_free_ char *path = slurm_conf_sibling("gres.conf");
-	struct gres_check gc = { .c = c };
+	_cleanup_topology_ struct topology *topo = NULL;
+	struct gres_check gc = { .c = c, .release = release };
 
 	if (!path || access(path, F_OK) < 0)
 		return; /* no gres.conf: GresTypes= says what is missing */
+	gc.topo = topo = gres_cores_topology(sc, vc, release);
 	if (gresconf_for_each(path, node, gres_check_line, &gc) < 0)
 		check_problem(c, "make it readable by root", "%s: %s", path,
 			      log_last_error());
 	else if (!gc.bad)
-		check_ok("%s: all %u device files of node %s exist", path, gc.n,
-			 node);
+		check_ok("%s: all %u device files of node %s exist%s", path,
+			 gc.n, node,
+			 topo ? ", every Cores= holds whole sockets" : "");
 }
 
 /* IbvfAutoDetect=yes numbers the VFs by detection: slurmd must do the same,
@@ -1330,7 +1407,7 @@ int cmd_check_config(int argc, char **argv)
 	check_timeouts(&c, &sc, &vc, release);
 	check_scheduling(&c, &sc);
 	check_plugstack(&c, &sc);
-	check_gres_files(&c, node);
+	check_gres_files(&c, &sc, &vc, node, release);
 	check_ibvf_plugin(&c, &sc, &vc);
 	check_pmix(&c, &sc, release);
 	check_catalog(&c, &vc);

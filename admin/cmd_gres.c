@@ -2,7 +2,9 @@
 /*
  * slurm-vm gres: gres.conf lines for this node's GPUs and InfiniBand/RoCE
  * VFs, one line per IOMMU group (File=/dev/vfio/<group>), in PCI address
- * order per GRES name, with Cores= from the device's NUMA node.
+ * order per GRES name, with Cores= from the device's NUMA node; for Slurm
+ * 24.11 and later the whole sockets that node lies in (slurmctld refuses a
+ * Cores= that splits a socket).
  */
 #include "config.h"
 
@@ -17,9 +19,11 @@
 #include "hw/gresgen.h"
 #include "core/log.h"
 #include "hw/placement.h"
+#include "slurm/compat.h"
 
 struct gres_ctx {
 	const struct vmconf *conf;
+	enum gres_cores_rule rule;
 	FILE *out;
 };
 
@@ -127,6 +131,12 @@ static int gres_print(struct gres_ctx *g, const struct gres_lines *lines)
 		"Regenerate then and check\n# the Index/File table of "
 		"`slurmd -G`.\n",
 		g->conf->sysfs_root, g->conf->vfio_dir);
+	if (g->rule == GRES_CORES_WHOLE_SOCKETS)
+		fprintf(g->out,
+			"# Cores= holds whole sockets: slurmctld of Slurm "
+			"24.11 and later refuses\n# a Cores= that splits "
+			"a socket (a NUMA node with SNC or NPS2/4) and\n"
+			"# drains the node.\n");
 	if (g->conf->ibvf_autodetect)
 		fprintf(g->out,
 			"# IbvfAutoDetect=yes: gres/ibvf finds the Name=ibvf "
@@ -153,6 +163,13 @@ int cmd_gres(int argc, char **argv)
 	struct device_list list = { 0 };
 	struct gres_lines lines = { 0 };
 	struct vmconf conf;
+	struct gres_ctx g = {
+		.conf = &conf,
+		.rule = slurm_gres_cores_whole_sockets(slurm_compat_release())
+				? GRES_CORES_WHOLE_SOCKETS
+				: GRES_CORES_NUMA_NODE,
+		.out = stdout,
+	};
 	size_t n_sets = 0;
 	int c, r;
 
@@ -191,11 +208,9 @@ int cmd_gres(int argc, char **argv)
 	if (r == 0)
 		r = devices_scan(conf.sysfs_root, &list);
 	if (r == 0)
-		r = gres_lines_build(&conf, topo, &list, &lines);
-	if (r == 0) {
-		struct gres_ctx g = { .conf = &conf, .out = stdout };
+		r = gres_lines_build_cores(&conf, topo, &list, g.rule, &lines);
+	if (r == 0)
 		r = gres_print(&g, &lines);
-	}
 	gres_lines_free(&lines);
 	device_list_free(&list);
 	vmconf_free(&conf);

@@ -17,8 +17,10 @@
 #   vm/      libvirt, libxml2: domain XML, the hypervisor, the seed, the
 #            guests of the StateDir, teardown and reclaim.
 #   slurm/   libslurm: whether a job has ended (slurmctld), gres.conf's
-#            lines of a node (its hostlists); apart and on top because
-#            spank_vm.so and the gres plugin must not link libslurm.
+#            lines of a node (its hostlists), what the prolog asks
+#            slurmctld (ctld.h); apart and on top because spank_vm.so and
+#            the gres plugin must not link libslurm. The only room that
+#            includes <slurm/slurm.h> (scripts/check-rooms).
 # Each room's local.mk says on its first line which rooms it may use
 # (doc/design.md, "Rooms"); scripts/check-rooms holds the includes to it.
 # All are PIC so spank_vm.so can take them in. Headers are the contract.

@@ -8,6 +8,6 @@ epilog_slurm_vm_epilog_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/epilog
 epilog_slurm_vm_epilog_LDADD = common/front/libslurmvm-front.la
 pkglibexec_PROGRAMS += epilog/slurm-vm-epilog-vm
 epilog_slurm_vm_epilog_vm_SOURCES = epilog/epilog.c
-epilog_slurm_vm_epilog_vm_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/epilog $(SLURM_CPPFLAGS)
+epilog_slurm_vm_epilog_vm_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/epilog
 epilog_slurm_vm_epilog_vm_LDADD = common/slurm/libslurmvm-slurm.la \
-	common/vm/libslurmvm-vm.la $(SLURM_LIBS)
+	common/vm/libslurmvm-vm.la

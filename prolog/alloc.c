@@ -1,111 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
-#include "slurm/compat.h"
+#include "slurm/ctld.h"
 #include "slurm/gresconf.h"
 #include "hw/gresgen.h"
 #include "core/log.h"
 #include "hw/slurm_map.h"
 #include "core/strutil.h"
 
-#define ALLOC_TRIES 5 /* 1+2+4+8 s of waiting at most */
-
 static const char *const gres_names[ALLOC_GRES_NAMES] = { "gpu", "ibvf" };
-
-int alloc_slurm_retrying(uint32_t job_id, int (*load)(void *), void *arg)
-{
-	unsigned delay = 1;
-
-	slurm_compat_init();
-	for (int attempt = 1;; attempt++) {
-		if (load(arg) == SLURM_SUCCESS)
-			return 0;
-		if (attempt == ALLOC_TRIES) {
-			log_error("job %u: slurmctld did not answer after %d "
-				  "tries (%s)",
-				  job_id, attempt,
-				  slurm_strerror(slurm_compat_errno()));
-			return -EAGAIN;
-		}
-		log_warn("job %u: slurmctld did not answer (%s); retrying in "
-			 "%us",
-			 job_id, slurm_strerror(slurm_compat_errno()), delay);
-		sleep(delay);
-		delay *= 2;
-	}
-}
-
-struct load_job {
-	uint32_t job_id;
-	job_info_msg_t **msg;
-};
-
-static int load_job(void *arg)
-{
-	struct load_job *l = arg;
-
-	return slurm_compat_load_job(l->msg, l->job_id, SHOW_DETAIL);
-}
-
-static int load_job_retrying(uint32_t job_id, job_info_msg_t **msg)
-{
-	struct load_job l = { job_id, msg };
-	int r = alloc_slurm_retrying(job_id, load_job, &l);
-
-	if (r < 0)
-		return r;
-	if ((*msg)->record_count != 1) {
-		slurm_free_job_info_msg(*msg);
-		return -ENOENT;
-	}
-	return 0;
-}
-
-static int alloc_from_job(const slurm_job_info_t *job, const char *node,
-			  struct job_alloc *a)
-{
-	char cores[4096];
-	int idx = slurm_hostlist_position(job->nodes, node);
-	int ncpus;
-
-	if (idx < 0) {
-		log_error("job %u does not run on node %s", job->job_id, node);
-		return -ENOENT;
-	}
-	if (slurm_job_node_cores(job, node, cores, sizeof(cores), &ncpus) < 0) {
-		log_error("job %u: no cores allocated on %s", job->job_id,
-			  node);
-		return -ENOENT;
-	}
-	a->node_index = idx;
-	a->cores = strdup(cores);
-	if (!a->cores)
-		return -ENOMEM;
-	if ((uint32_t)idx < job->gres_detail_cnt && job->gres_detail_str[idx]) {
-		a->gres_detail = strdup(job->gres_detail_str[idx]);
-		if (!a->gres_detail)
-			return -ENOMEM;
-	}
-	if (job->pn_min_memory & MEM_PER_CPU) {
-		a->mem_mib = (job->pn_min_memory & ~MEM_PER_CPU) *
-			     (uint64_t)(ncpus > 0 ? ncpus : 0);
-	} else {
-		a->mem_mib = job->pn_min_memory;
-	}
-	return 0;
-}
 
 int alloc_load(uint32_t job_id, const char *node, struct job_alloc *a)
 {
-	job_info_msg_t *msg = NULL;
+	struct ctld_job_node jn;
 	int r;
 
 	memset(a, 0, sizeof(*a));
@@ -114,12 +28,15 @@ int alloc_load(uint32_t job_id, const char *node, struct job_alloc *a)
 	a->node = strdup(node);
 	if (!a->node)
 		return -ENOMEM;
-	r = load_job_retrying(job_id, &msg);
+	r = ctld_job_node_load(job_id, node, &jn);
 	if (r < 0)
 		return r;
-	r = alloc_from_job(&msg->job_array[0], node, a);
-	slurm_free_job_info_msg(msg);
-	return r;
+	/* a takes jn's strings */
+	a->node_index = jn.node_index;
+	a->cores = jn.cores;
+	a->mem_mib = jn.mem_mib;
+	a->gres_detail = jn.gres_detail;
+	return 0;
 }
 
 /* Moves every function of @group into a->devices. */

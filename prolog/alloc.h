@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 /*
- * What Slurm allocated to a job on this node, from the public libslurm API
- * (one slurm_load_job RPC) and this node's gres.conf, mapped to OS CPU ids
- * and PCI functions the way slurmd numbers them (common/hw/slurm_map.h).
+ * What Slurm allocated to a job on this node, from slurmctld (one
+ * slurm_load_job RPC, common/slurm/ctld.h) and this node's gres.conf, mapped
+ * to OS CPU ids and PCI functions the way slurmd numbers them
+ * (common/hw/slurm_map.h).
  */
 #include <stdint.h>
 
@@ -37,10 +38,6 @@ struct job_alloc {
 	size_t n_requests;
 };
 
-/* Calls @load(@arg) until it returns SLURM_SUCCESS, waiting 1, 2, 4, 8 s
- * between tries: -EAGAIN (logged) when slurmctld never answered, a job
- * fault. */
-int alloc_slurm_retrying(uint32_t job_id, int (*load)(void *), void *arg);
 /* Loads the job from slurmctld, retrying a slow controller boundedly.
  * -EAGAIN when it never answered (a job fault: never drain for that). */
 int alloc_load(uint32_t job_id, const char *node, struct job_alloc *a);

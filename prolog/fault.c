@@ -13,15 +13,12 @@
 #include "config.h"
 
 #include <fcntl.h>
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "slurm/compat.h"
+#include "slurm/ctld.h"
 #include "core/log.h"
 #include "prolog.h"
 #include "core/strutil.h"
@@ -70,78 +67,25 @@ static bool run_by_slurmd(void)
 void prolog_report_node_fault(uint32_t job_id, const char *reason)
 {
 	const char *node = this_node();
-	update_node_msg_t msg;
 	char what[64], text[FAULT_TEXT_MAX];
 
 	if (!node || !run_by_slurmd())
 		return;
 	snprintf(what, sizeof(what), "job %u", job_id);
 	fault_text(text, sizeof(text), what, reason);
-	slurm_compat_init();
-	slurm_init_update_node_msg(&msg);
-	msg.node_names = (char *)node;
-	msg.node_state = NODE_STATE_DRAIN;
-	msg.reason = text;
-	if (slurm_update_node(&msg) != SLURM_SUCCESS)
+	if (ctld_drain_node(node, text) < 0)
 		log_warn("job %u: cannot drain node %s with the reason (%s); "
 			 "slurmd drains it as \"Prolog error\": the reason is "
 			 "in this log",
-			 job_id, node, slurm_strerror(slurm_compat_errno()));
-}
-
-/* Done already (another node of the job failed it first): nothing to do. */
-static int done_is_success(int rc)
-{
-	int e = slurm_compat_errno();
-
-	if (rc == SLURM_SUCCESS || e == ESLURM_ALREADY_DONE ||
-	    e == ESLURM_JOB_FINISHED)
-		return SLURM_SUCCESS;
-	return rc;
-}
-
-struct job_comment {
-	uint32_t job_id;
-	char *text;
-};
-
-static int set_admin_comment(void *arg)
-{
-	struct job_comment *c = arg;
-	job_desc_msg_t desc;
-
-	slurm_init_job_desc_msg(&desc);
-	slurm_compat_job_desc_set_id(&desc, c->job_id);
-	desc.admin_comment = c->text;
-	return done_is_success(slurm_update_job(&desc));
-}
-
-static int complete_failed(void *arg)
-{
-	struct job_comment *c = arg;
-
-	/* Exit status 1: FAILED, Reason=NonZeroExitCode. */
-	return done_is_success(slurm_compat_complete_job(c->job_id, 1 << 8));
-}
-
-static size_t job_node_count(void)
-{
-	const char *list =
-		getenv("SLURM_JOB_NODELIST") ?: getenv("SLURM_NODELIST");
-	slurm_hostlist_ptr hl = list ? slurm_hostlist_create(list) : NULL;
-	int n = hl ? slurm_hostlist_count(hl) : 0;
-
-	if (hl)
-		slurm_hostlist_destroy(hl);
-	return n > 0 ? (size_t)n : 0;
+			 job_id, node, ctld_last_error());
 }
 
 void prolog_report_job_fault(uint32_t job_id, const char *reason)
 {
 	const char *node = this_node();
 	char what[300], text[FAULT_TEXT_MAX];
-	struct job_comment c = { job_id, text };
-	size_t n = job_node_count();
+	size_t n = ctld_nodelist_count(getenv("SLURM_JOB_NODELIST")
+					       ?: getenv("SLURM_NODELIST"));
 
 	if (!node || n < 2)
 		return;
@@ -150,10 +94,10 @@ void prolog_report_job_fault(uint32_t job_id, const char *reason)
 	log_error("job %u: its guest on node %s cannot run, so the job fails "
 		  "on all its %zu nodes",
 		  job_id, node, n);
-	if (alloc_slurm_retrying(job_id, set_admin_comment, &c) < 0)
+	if (ctld_job_set_admin_comment(job_id, text) < 0)
 		log_warn("job %u: its AdminComment does not give the reason",
 			 job_id);
-	if (alloc_slurm_retrying(job_id, complete_failed, &c) < 0)
+	if (ctld_job_complete_failed(job_id) < 0)
 		log_error("job %u: slurmctld did not end it; its steps fail "
 			  "on node %s with the reason",
 			  job_id, node);

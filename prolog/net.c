@@ -6,88 +6,15 @@
  */
 #include "config.h"
 
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "slurm/compat.h"
+#include "slurm/ctld.h"
 #include "net/jobnet.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "prolog.h"
-
-struct job_nodes {
-	char **names;
-	const char **addrs; /* into msg */
-	size_t n;
-	node_info_msg_t *msg;
-};
-
-static void job_nodes_free(struct job_nodes *jn)
-{
-	for (size_t i = 0; i < jn->n; i++)
-		free(jn->names[i]);
-	free(jn->names);
-	free(jn->addrs);
-	if (jn->msg)
-		slurm_free_node_info_msg(jn->msg);
-}
-
-static int load_nodes(void *arg)
-{
-	return slurm_load_node(0, arg, SHOW_ALL);
-}
-
-/* @list expanded in Slurm's order, each with its NodeAddr. */
-static int job_nodes_load(uint32_t job_id, const char *list,
-			  struct job_nodes *jn)
-{
-	slurm_hostlist_ptr hl = slurm_hostlist_create(list);
-	int count = hl ? slurm_hostlist_count(hl) : -1;
-	char *h;
-	int r;
-
-	if (count <= 0 || count > JOBNET_MAX_NODES) {
-		r = count <= 0 ? -EINVAL : -E2BIG;
-		goto out;
-	}
-	jn->names = calloc(count, sizeof(*jn->names));
-	if (!jn->names) {
-		r = -ENOMEM;
-		goto out;
-	}
-	while (jn->n < (size_t)count && (h = slurm_hostlist_shift(hl)))
-		jn->names[jn->n++] = h;
-	r = 0;
-out:
-	if (hl)
-		slurm_hostlist_destroy(hl);
-	if (r < 0)
-		return r;
-	r = alloc_slurm_retrying(job_id, load_nodes, &jn->msg);
-	if (r < 0)
-		return r;
-	jn->addrs = calloc(jn->n ? jn->n : 1, sizeof(*jn->addrs));
-	if (!jn->addrs)
-		return -ENOMEM;
-	for (size_t i = 0; i < jn->n; i++) {
-		for (uint32_t k = 0; k < jn->msg->record_count; k++) {
-			const node_info_t *ni = &jn->msg->node_array[k];
-
-			if (ni->name && strcmp(ni->name, jn->names[i]) == 0)
-				jn->addrs[i] = ni->node_addr ?: ni->name;
-		}
-		if (!jn->addrs[i]) {
-			log_error("job %u: slurmctld knows no node %s", job_id,
-				  jn->names[i]);
-			return -ENOENT;
-		}
-	}
-	return 0;
-}
 
 enum prolog_result prolog_network(struct prolog *p)
 {
@@ -95,7 +22,7 @@ enum prolog_result prolog_network(struct prolog *p)
 	 * SLURM_JOB_NODELIST. */
 	const char *list =
 		getenv("SLURM_JOB_NODELIST") ?: getenv("SLURM_NODELIST");
-	struct job_nodes jn = { 0 };
+	struct ctld_nodes jn = { 0 };
 	enum prolog_result res = PROLOG_JOB_FAULT;
 	uint32_t job = p->req.job_id;
 	size_t self;
@@ -109,7 +36,7 @@ enum prolog_result prolog_network(struct prolog *p)
 			  job);
 		return PROLOG_NODE_FAULT;
 	}
-	r = job_nodes_load(job, list, &jn);
+	r = ctld_nodes_load(job, list, JOBNET_MAX_NODES, &jn);
 	if (r < 0) {
 		log_error("job %u: refused: cannot learn its nodes' addresses "
 			  "for the job network",
@@ -131,8 +58,9 @@ enum prolog_result prolog_network(struct prolog *p)
 		res = PROLOG_NODE_FAULT;
 		goto out;
 	}
-	r = jobnet_plan(&p->conf, job, (const char *const *)jn.names, jn.addrs,
-			jn.n, self, mtu, &p->net);
+	r = jobnet_plan(&p->conf, job, (const char *const *)jn.names,
+			(const char *const *)jn.addrs, jn.n, self, mtu,
+			&p->net);
 	if (r == -ENODEV) {
 		res = PROLOG_NODE_FAULT; /* named by jobnet_plan */
 		goto out;
@@ -161,6 +89,6 @@ enum prolog_result prolog_network(struct prolog *p)
 		res = r < 0 ? PROLOG_NODE_FAULT : PROLOG_OK;
 	}
 out:
-	job_nodes_free(&jn);
+	ctld_nodes_free(&jn);
 	return res;
 }

@@ -35,11 +35,11 @@ static enum gres_verdict gres_verdict(const struct vmconf *conf,
 }
 
 static int gres_line_add(const struct vmconf *conf, const struct topology *topo,
-			 struct gres_lines *lines, const struct pci_device *dev,
-			 const char *name)
+			 enum gres_cores_rule rule, struct gres_lines *lines,
+			 const struct pci_device *dev, const char *name)
 {
 	struct gres_line *l = &lines->v[lines->n];
-	int node;
+	int node, r;
 
 	*l = (struct gres_line){ .name = name,
 				 .dev = dev,
@@ -52,14 +52,21 @@ static int gres_line_add(const struct vmconf *conf, const struct topology *topo,
 		return -ENOMEM;
 	}
 	node = topology_device_numa_node(topo, dev);
-	if (node >= 0 && topology_node_cores(topo, node, &l->cores) < 0)
-		l->cores = NULL; /* unknown: the line gets no Cores= */
+	if (node < 0)
+		return 0; /* unknown: the line gets no Cores= */
+	if (rule == GRES_CORES_WHOLE_SOCKETS)
+		r = topology_node_socket_cores(topo, node, &l->cores);
+	else
+		r = topology_node_cores(topo, node, &l->cores);
+	if (r < 0)
+		l->cores = NULL;
 	return 0;
 }
 
-int gres_lines_build(const struct vmconf *conf, const struct topology *topo,
-		     const struct device_list *devices,
-		     struct gres_lines *lines)
+int gres_lines_build_cores(const struct vmconf *conf,
+			   const struct topology *topo,
+			   const struct device_list *devices,
+			   enum gres_cores_rule rule, struct gres_lines *lines)
 {
 	int r = 0;
 
@@ -69,16 +76,24 @@ int gres_lines_build(const struct vmconf *conf, const struct topology *topo,
 		return -ENOMEM;
 	for (size_t i = 0; r == 0 && i < devices->n; i++)
 		if (devices->v[i].kind == PCI_KIND_GPU)
-			r = gres_line_add(conf, topo, lines, &devices->v[i],
-					  "gpu");
+			r = gres_line_add(conf, topo, rule, lines,
+					  &devices->v[i], "gpu");
 	for (size_t i = 0; r == 0 && i < devices->n; i++)
 		if (devices->v[i].is_vf &&
 		    gres_is_primary(&devices->v[i], "ibvf"))
-			r = gres_line_add(conf, topo, lines, &devices->v[i],
-					  "ibvf");
+			r = gres_line_add(conf, topo, rule, lines,
+					  &devices->v[i], "ibvf");
 	if (r < 0)
 		gres_lines_free(lines);
 	return r;
+}
+
+int gres_lines_build(const struct vmconf *conf, const struct topology *topo,
+		     const struct device_list *devices,
+		     struct gres_lines *lines)
+{
+	return gres_lines_build_cores(conf, topo, devices, GRES_CORES_NUMA_NODE,
+				      lines);
 }
 
 int gres_lines_files(const struct gres_lines *lines, const char *name,

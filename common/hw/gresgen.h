@@ -3,7 +3,8 @@
 /*
  * The gres.conf lines of this node's devices: one per IOMMU group
  * (File=<VfioDir>/<group>), GPUs first, then InfiniBand/RoCE VFs, each in
- * PCI address order, with Cores= from the device's NUMA node.
+ * PCI address order, with Cores= from the device's NUMA node (or the whole
+ * sockets it lies in: enum gres_cores_rule).
  *
  * `slurm-vm gres` prints them; gres/ibvf with IbvfAutoDetect=yes numbers
  * the VFs by them and so does the prolog then: the three agree by
@@ -22,12 +23,19 @@ enum gres_verdict {
 	GRES_SKIP_GROUP_DONE, /* its IOMMU group has a line already */
 };
 
+/* What a line's Cores= holds. The caller chooses: the Slurm release that
+ * reads gres.conf decides (slurm/compat.h), which this room does not know. */
+enum gres_cores_rule {
+	GRES_CORES_NUMA_NODE = 0, /* the cores of the device's NUMA node */
+	GRES_CORES_WHOLE_SOCKETS, /* of every socket that node lies in */
+};
+
 struct gres_line {
 	const char *name;	      /* "gpu", "ibvf" */
 	const struct pci_device *dev; /* in the scanned device list */
 	enum gres_verdict verdict;
 	char *file;  /* <VfioDir>/<group>; lines only */
-	char *cores; /* Slurm core ids of its NUMA node, NULL if unknown */
+	char *cores; /* Slurm core ids (by the rule), NULL if unknown */
 };
 
 struct gres_lines {
@@ -35,7 +43,14 @@ struct gres_lines {
 	size_t n;
 };
 
-/* Every GPU and IB/RoCE VF of @devices (devices_scan()), in line order. */
+/* Every GPU and IB/RoCE VF of @devices (devices_scan()), in line order,
+ * Cores= by @rule. */
+int gres_lines_build_cores(const struct vmconf *conf,
+			   const struct topology *topo,
+			   const struct device_list *devices,
+			   enum gres_cores_rule rule, struct gres_lines *lines);
+/* The same, Cores= of the NUMA node: for the callers that number the lines'
+ * File= and do not print Cores=. */
 int gres_lines_build(const struct vmconf *conf, const struct topology *topo,
 		     const struct device_list *devices,
 		     struct gres_lines *lines);

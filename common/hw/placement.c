@@ -92,23 +92,109 @@ int topology_node_cpus(const struct topology *topo, int node, char **list)
 	return bitmap_to_list(n->cpuset, list);
 }
 
-int topology_node_cores(const struct topology *topo, int node, char **list)
+/* What slurmd counts as cores: hwloc Cores, or PUs when it has none. */
+static hwloc_obj_type_t slurm_core_type(const struct topology *topo)
 {
-	_cleanup_bitmap_ hwloc_bitmap_t cores = hwloc_bitmap_alloc();
+	if (hwloc_get_nbobjs_by_type(topo->h, HWLOC_OBJ_CORE) <= 0)
+		return HWLOC_OBJ_PU;
+	return HWLOC_OBJ_CORE;
+}
+
+/* The Slurm core ids (logical indexes) of NUMA node @node into @cores. */
+static int node_core_ids(const struct topology *topo, int node,
+			 hwloc_bitmap_t cores)
+{
 	hwloc_obj_t n = hwloc_get_numanode_obj_by_os_index(topo->h, node);
-	hwloc_obj_type_t type = HWLOC_OBJ_CORE;
+	hwloc_obj_type_t type = slurm_core_type(topo);
 	hwloc_obj_t c = NULL;
 
-	if (!cores)
-		return -ENOMEM;
 	if (!n || !n->cpuset)
 		return -ENOENT;
-	if (hwloc_get_nbobjs_by_type(topo->h, HWLOC_OBJ_CORE) <= 0)
-		type = HWLOC_OBJ_PU; /* slurmd counts PUs as cores then */
 	while ((c = hwloc_get_next_obj_by_type(topo->h, type, c)))
 		if (hwloc_bitmap_intersects(c->cpuset, n->cpuset))
 			hwloc_bitmap_set(cores, c->logical_index);
-	return bitmap_to_list(cores, list);
+	return 0;
+}
+
+int topology_node_cores(const struct topology *topo, int node, char **list)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t cores = hwloc_bitmap_alloc();
+	int r;
+
+	if (!cores)
+		return -ENOMEM;
+	r = node_core_ids(topo, node, cores);
+	return r < 0 ? r : bitmap_to_list(cores, list);
+}
+
+/* Widens core ids @cores to whole sockets into @whole; the first socket
+ * @cores holds only part of into *@split_socket (-1: none). A node
+ * without Packages is one socket, as slurmd counts it. */
+static int widen_to_sockets(const struct topology *topo,
+			    hwloc_const_bitmap_t cores, hwloc_bitmap_t whole,
+			    int *split_socket)
+{
+	hwloc_obj_type_t type = slurm_core_type(topo);
+	int id;
+
+	*split_socket = -1;
+	hwloc_bitmap_foreach_begin(id, cores)
+	{
+		hwloc_obj_t c = hwloc_get_obj_by_type(topo->h, type, id);
+		hwloc_obj_t sock, o = NULL;
+		bool split = false;
+
+		if (!c)
+			return -EINVAL;
+		sock = hwloc_get_ancestor_obj_by_type(topo->h,
+						      HWLOC_OBJ_PACKAGE, c);
+		if (!sock)
+			sock = hwloc_get_root_obj(topo->h);
+		while ((o = hwloc_get_next_obj_inside_cpuset_by_type(
+				topo->h, sock->cpuset, type, o))) {
+			hwloc_bitmap_set(whole, o->logical_index);
+			split |= !hwloc_bitmap_isset(cores, o->logical_index);
+		}
+		if (split && *split_socket < 0)
+			*split_socket = sock->type == HWLOC_OBJ_PACKAGE
+						? (int)sock->logical_index
+						: 0;
+	}
+	hwloc_bitmap_foreach_end();
+	return 0;
+}
+
+int topology_node_socket_cores(const struct topology *topo, int node,
+			       char **list)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t cores = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t whole = hwloc_bitmap_alloc();
+	int split, r;
+
+	if (!cores || !whole)
+		return -ENOMEM;
+	r = node_core_ids(topo, node, cores);
+	if (r == 0)
+		r = widen_to_sockets(topo, cores, whole, &split);
+	return r < 0 ? r : bitmap_to_list(whole, list);
+}
+
+int topology_cores_whole_sockets(const struct topology *topo, const char *cores,
+				 char **whole, int *split_socket)
+{
+	_cleanup_bitmap_ hwloc_bitmap_t ids = hwloc_bitmap_alloc();
+	_cleanup_bitmap_ hwloc_bitmap_t wide = hwloc_bitmap_alloc();
+	int r;
+
+	if (!ids || !wide)
+		return -ENOMEM;
+	/* hwloc also reads "3-" (to infinity): not a Slurm core list */
+	if (!cores[0] || strchr(cores, '[') ||
+	    hwloc_bitmap_list_sscanf(ids, cores) < 0 ||
+	    hwloc_bitmap_weight(ids) <= 0)
+		return -EINVAL;
+	r = widen_to_sockets(topo, ids, wide, split_socket);
+	return r < 0 ? r : bitmap_to_list(wide, whole);
 }
 
 static int obj_numa_node(hwloc_topology_t h, hwloc_obj_t obj)

@@ -47,6 +47,17 @@ int topology_node_cpus(const struct topology *topo, int node, char **list);
 /* Slurm's abstract core ids (hwloc logical order) local to NUMA node @node,
  * list syntax, for gres.conf Cores=. */
 int topology_node_cores(const struct topology *topo, int node, char **list);
+/* The same ids for the whole sockets (hwloc Packages) that NUMA node
+ * @node's cores lie in: Slurm 24.11 refuses a Cores= that splits a socket,
+ * and NUMA nodes are smaller than sockets with Intel SNC or AMD NPS2/4. */
+int topology_node_socket_cores(const struct topology *topo, int node,
+			       char **list);
+/* Slurm core ids @cores ("0-2,8") widened to whole sockets into @whole;
+ * *@split_socket is the first socket @cores holds only part of (Slurm's
+ * socket number), -1 when it splits none. -EINVAL: @cores is not a list
+ * of this node's cores. */
+int topology_cores_whole_sockets(const struct topology *topo, const char *cores,
+				 char **whole, int *split_socket);
 /* NUMA node of a PCI function from the topology's I/O tree; -1 unknown. */
 int topology_pci_numa_node(const struct topology *topo, const char *addr);
 

@@ -274,6 +274,11 @@ bool slurm_has_script_timeouts(uint32_t release)
 	return release >= SLURM_VERSION_NUM(25, 5, 0);
 }
 
+bool slurm_gres_cores_whole_sockets(uint32_t release)
+{
+	return release >= SLURM_VERSION_NUM(24, 11, 0);
+}
+
 int slurm_prolog_flags_parse(const char *flags, uint32_t release,
 			     unsigned *bits, char *bad, size_t bad_size)
 {

@@ -94,6 +94,8 @@ int slurm_core_layout_node(const struct slurm_core_layout *l,
  *   24.05  Prolog= and Epilog= on several lines each add a script (was:
  *          the last line wins); PrologFlags=RunInJob (implies Contain, Alloc)
  *   25.05  PrologTimeout= and EpilogTimeout= override PrologEpilogTimeout=
+ *   24.11  slurmctld refuses a gres.conf Cores= that splits a socket (the
+ *          node INVAL, drained: gres.c, "doesn't match socket boundaries")
  *   26.05  PrologFlags=DeferBatch implies Alloc
  */
 
@@ -113,6 +115,10 @@ bool slurm_scripts_accumulate(uint32_t release);
 
 /* Does @release read PrologTimeout= and EpilogTimeout=? */
 bool slurm_has_script_timeouts(uint32_t release);
+
+/* Must a gres.conf Cores= cover whole sockets (each socket all of its
+ * cores or none)? Else any cores do. */
+bool slurm_gres_cores_whole_sockets(uint32_t release);
 
 #define SLURM_PROLOG_ALLOC	(1u << 0)
 #define SLURM_PROLOG_CONTAIN	(1u << 1)

@@ -81,7 +81,8 @@ int gresconf_for_each(const char *path, const char *node, gresconf_line_fn fn,
 	if (!f)
 		return log_errno(errno, "cannot read %s", path);
 	while (r == 0 && fgets(line, sizeof(line), f)) {
-		_cleanup_free_ char *nodes = NULL, *name = NULL, *file = NULL;
+		_cleanup_free_ char *nodes = NULL, *name = NULL, *file = NULL,
+				    *cores = NULL;
 		char *hash = strchr(line, '#');
 
 		lineno++;
@@ -94,7 +95,8 @@ int gresconf_for_each(const char *path, const char *node, gresconf_line_fn fn,
 		if (nodes && !node_matches(nodes, node))
 			continue;
 		file = line_value(line, "File");
-		r = fn(path, lineno, name, file, ctx);
+		cores = line_value(line, "Cores");
+		r = fn(path, lineno, name, file, cores, ctx);
 	}
 	return r;
 }
@@ -106,7 +108,8 @@ struct gres_files {
 };
 
 static int gres_files_add_line(const char *path, unsigned lineno,
-			       const char *name, const char *file, void *ctx)
+			       const char *name, const char *file,
+			       const char *cores, void *ctx)
 {
 	struct gres_files *gf = ctx;
 	char **expanded = NULL;
@@ -144,4 +147,17 @@ int gresconf_files(const char *path, const char *node, const char *name,
 	r = gresconf_for_each(path, node, gres_files_add_line, &gf);
 	*files = gf.files;
 	return r;
+}
+
+int gresconf_cores_refused(const struct topology *topo, const char *cores,
+			   uint32_t release, int *split_socket, char **whole)
+{
+	int r;
+
+	*whole = NULL;
+	*split_socket = -1;
+	r = topology_cores_whole_sockets(topo, cores, whole, split_socket);
+	if (r < 0)
+		return r;
+	return slurm_gres_cores_whole_sockets(release) && *split_socket >= 0;
 }

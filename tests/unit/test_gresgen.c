@@ -3,6 +3,7 @@
  * and the SLURM_JOB_IBVFS format, over the sysfs fixtures. */
 #include "config.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,10 @@
 #define NODE	SRCDIR "/tests/fixtures/sysfs/node-gpu-ib"
 #define CLUSTER SRCDIR "/tests/fixtures/sysfs/cluster"
 #define TOPO	SRCDIR "/tests/fixtures/topology/24em64t-2n6c2t-pci.xml"
+
+/* The same machine with Sub-NUMA Clustering (SNC2): two NUMA nodes of
+ * three cores each per package (cores 0-2, 3-5 in package 0). */
+#define SNC SRCDIR "/tests/fixtures/topology/24em64t-2p4n3c2t-snc2-pci.xml"
 
 static void quiet_sink(enum log_level level, const char *msg)
 {
@@ -70,6 +75,84 @@ static void test_lines_node(void **state)
 	device_list_free(&list);
 	topology_free(topo);
 	vmconf_free(&conf);
+}
+
+/* The GPU cores of node-gpu-ib on an SNC2 machine: 01:00.0 is on NUMA node
+ * 0, 41:00.0 on node 1, both in package 0. Under the NUMA-node rule each
+ * line holds half a socket (Slurm 24.11 drains the node); under the
+ * whole-socket rule both hold all of package 0. */
+static const char *snc_cores(enum gres_cores_rule rule, const char *addr)
+{
+	static char cores[64];
+	struct vmconf conf;
+	struct topology *topo = NULL;
+	struct device_list list = { 0 };
+	struct gres_lines lines = { 0 };
+
+	cores[0] = '\0';
+	assert_int_equal(vmconf_load(&conf, NULL), 0);
+	assert_int_equal(topology_load(SNC, &topo), 0);
+	assert_int_equal(devices_scan(NODE, &list), 0);
+	assert_int_equal(
+		gres_lines_build_cores(&conf, topo, &list, rule, &lines), 0);
+	for (size_t i = 0; i < lines.n; i++)
+		if (strcmp(lines.v[i].dev->addr, addr) == 0 && lines.v[i].cores)
+			snprintf(cores, sizeof(cores), "%s", lines.v[i].cores);
+	gres_lines_free(&lines);
+	device_list_free(&list);
+	topology_free(topo);
+	vmconf_free(&conf);
+	return cores;
+}
+
+static void test_lines_snc(void **state)
+{
+	assert_string_equal(snc_cores(GRES_CORES_NUMA_NODE, "0000:01:00.0"),
+			    "0-2");
+	assert_string_equal(snc_cores(GRES_CORES_NUMA_NODE, "0000:41:00.0"),
+			    "3-5");
+	assert_string_equal(snc_cores(GRES_CORES_WHOLE_SOCKETS, "0000:01:00.0"),
+			    "0-5");
+	assert_string_equal(snc_cores(GRES_CORES_WHOLE_SOCKETS, "0000:41:00.0"),
+			    "0-5");
+}
+
+/* A Cores= of gres.conf widened to whole sockets, with the first socket
+ * it splits (Slurm's socket number), on the SNC2 machine. */
+static void test_cores_whole_sockets(void **state)
+{
+	struct topology *topo = NULL;
+	char *whole = NULL;
+	int split;
+
+	assert_int_equal(topology_load(SNC, &topo), 0);
+	assert_int_equal(
+		topology_cores_whole_sockets(topo, "9-11", &whole, &split), 0);
+	assert_string_equal(whole, "6-11");
+	assert_int_equal(split, 1);
+	free(whole);
+	assert_int_equal(
+		topology_cores_whole_sockets(topo, "0-2,6-11", &whole, &split),
+		0);
+	assert_string_equal(whole, "0-11");
+	assert_int_equal(split, 0);
+	free(whole);
+	assert_int_equal(
+		topology_cores_whole_sockets(topo, "0-5", &whole, &split), 0);
+	assert_string_equal(whole, "0-5");
+	assert_int_equal(split, -1);
+	free(whole);
+	/* not this node's cores, or not a list */
+	assert_int_equal(
+		topology_cores_whole_sockets(topo, "0-12", &whole, &split),
+		-EINVAL);
+	assert_int_equal(
+		topology_cores_whole_sockets(topo, "3-", &whole, &split),
+		-EINVAL);
+	assert_int_equal(
+		topology_cores_whole_sockets(topo, "x", &whole, &split),
+		-EINVAL);
+	topology_free(topo);
 }
 
 static void test_file_functions(void **state)
@@ -149,6 +232,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_node),
+		cmocka_unit_test(test_lines_snc),
+		cmocka_unit_test(test_cores_whole_sockets),
 		cmocka_unit_test(test_file_functions),
 		cmocka_unit_test(test_env_parse),
 	};

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Rooms (doc/design.md, "Rooms"): each directory's local.mk says on its
-# first line which rooms it may use. Two guards hold it, shown here on a
+# first line which rooms it may use, and only common/slurm includes
+# libslurm's <slurm/slurm.h>. Two guards hold it, shown here on a
 # planted wrong include (job, which spank_vm.so links, including vm's
 # reclaim.h, which needs libvirt):
 #  - scripts/check-rooms, over the includes of the tree (and here a copy
@@ -11,16 +12,19 @@ set -eu
 build=${BUILD_DIR:-$(pwd)}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
+ls=$(mktemp -d) # the second copy: check-rooms walks all of a copy
+trap 'rm -rf "$t" "$ls"' EXIT
 fails=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fails=$((fails + 1)); fi; }
 
 victim=common/job/request.c
 plant='#include "vm/reclaim.h"'
-# The copy: every room's local.mk and sources, the check itself.
+# The copies: every room's local.mk and sources, the check itself.
 (cd "$src" && tar cf - scripts/check-rooms */local.mk common/*/local.mk \
 	common/*/*.[ch] spank_vm/*.[ch] prolog/*.[ch] epilog/*.[ch] \
-	agent/*.[ch] admin/*.[ch] gres_vgpu/*.[ch]) | (cd "$t" && tar xf -)
+	agent/*.[ch] admin/*.[ch] gres_vgpu/*.[ch]) >"$t/tree.tar"
+tar xf "$t/tree.tar" -C "$t"
+tar xf "$t/tree.tar" -C "$ls"
 line=$(grep -n '^#include "' "$t/$victim" | tail -1 | cut -d: -f1)
 sed -i "${line}a $plant" "$t/$victim"
 line=$((line + 1))
@@ -48,6 +52,23 @@ if command -v python3 >/dev/null; then
 	"$t/scripts/check-rooms" "$t" >"$t/bare.out" || rc=$?
 	check "a bare include of a room's header fails the check, named" \
 		"[ $rc = 1 ] && grep -q '^common/job/image.h:[0-9]*: includes \"vmconf.h\" by bare name; write \"job/vmconf.h\"' '$t/bare.out'"
+	# libslurm outside common/slurm (the prolog calling slurmctld
+	# itself), in the second copy.
+	for f in prolog/net.c:slurm.h epilog/epilog.c:slurm_errno.h; do
+		src_file=${f%%:*}
+		n=$(grep -n '^#include <' "$ls/$src_file" | tail -1 | cut -d: -f1)
+		sed -i "${n}a #include <slurm/${f#*:}>" "$ls/$src_file"
+		echo "$src_file:$((n + 1)):${f#*:}" >>"$t/libslurm.want"
+	done
+	rc=0
+	"$ls/scripts/check-rooms" "$ls" >"$t/libslurm.out" || rc=$?
+	cat "$t/libslurm.out"
+	check "libslurm included outside common/slurm fails the check, twice" \
+		"[ $rc = 1 ] && grep -q '^check-rooms: 2 wrong' '$t/libslurm.out'"
+	while IFS=: read -r file n header; do
+		check "... $file:$n named, sent to common/slurm" \
+			"grep -qxF '$file:$n: includes <slurm/$header>: libslurm belongs in common/slurm alone; call a function of that room (slurm/ctld.h: what the prolog asks slurmctld)' '$t/libslurm.out'"
+	done <"$t/libslurm.want"
 else
 	echo "skip: no python3 for scripts/check-rooms; the compiler half follows"
 fi

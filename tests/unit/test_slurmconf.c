@@ -4,6 +4,7 @@
  * settings the daemons will use, on 22.05, 24.11, 25.05 and 26.05. */
 #include "config.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "slurm/compat.h"
+#include "slurm/gresconf.h"
 #include "slurm/slurmconf.h"
 
 #define R22_05 SLURM_VERSION_NUM(22, 5, 8)
@@ -304,6 +306,46 @@ static void test_pmix_library(void **state)
 			    "25.05");
 }
 
+/* gres.conf Cores= on a node with Sub-NUMA Clustering (two NUMA nodes of
+ * three cores per package): slurmctld refuses one NUMA node's cores from
+ * 24.11 on (and drains the node), never whole sockets. */
+static void test_gres_cores(void **state)
+{
+	struct topology *topo = NULL;
+	char *whole = NULL;
+	int split;
+
+	(void)state;
+	assert_false(slurm_gres_cores_whole_sockets(R22_05));
+	assert_false(
+		slurm_gres_cores_whole_sockets(SLURM_VERSION_NUM(24, 5, 8)));
+	assert_true(
+		slurm_gres_cores_whole_sockets(SLURM_VERSION_NUM(24, 11, 0)));
+	assert_true(slurm_gres_cores_whole_sockets(R24_11));
+	assert_true(slurm_gres_cores_whole_sockets(R25_05));
+	assert_true(slurm_gres_cores_whole_sockets(R26_05));
+	assert_int_equal(topology_load(SRCDIR "/tests/fixtures/topology/"
+					      "24em64t-2p4n3c2t-snc2-pci.xml",
+				       &topo),
+			 0);
+	assert_int_equal(
+		gresconf_cores_refused(topo, "3-5", R22_05, &split, &whole), 0);
+	free(whole);
+	assert_int_equal(
+		gresconf_cores_refused(topo, "3-5", R24_11, &split, &whole), 1);
+	assert_int_equal(split, 0);
+	assert_string_equal(whole, "0-5");
+	free(whole);
+	assert_int_equal(
+		gresconf_cores_refused(topo, "6-11", R26_05, &split, &whole),
+		0);
+	free(whole);
+	assert_int_equal(
+		gresconf_cores_refused(topo, "6-12", R24_11, &split, &whole),
+		-EINVAL);
+	topology_free(topo);
+}
+
 static int cleanup(void **state)
 {
 	char cmd[128];
@@ -325,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_prolog_flags),
 		cmocka_unit_test(test_pmix_library),
+		cmocka_unit_test(test_gres_cores),
 	};
 
 	if (!mkdtemp(dir))
