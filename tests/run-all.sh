@@ -120,7 +120,8 @@ tail -n1 build/configure.log
 # run; the cluster tests wait for them. Each writes its exit status.
 images_pid=
 if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
-	rm -f build/guest-image.rc build/cloud-image.rc build/platform-root.rc \
+	rm -f build/guest-image.rc build/cloud-image.rc \
+		build/cloud-trixie-image.rc build/platform-root.rc \
 		build/platform-trixie.rc
 	(
 		rc=0
@@ -129,6 +130,10 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 		rc=0
 		tests/guest/build-cloud.sh || rc=$?
 		echo "$rc" >build/cloud-image.rc
+		# The Debian 13 guest of test_guest_mix.sh.
+		rc=0
+		tests/guest/build-cloud.sh --suite trixie || rc=$?
+		echo "$rc" >build/cloud-trixie-image.rc
 		# The clean Debian root of the admin's path test.
 		rc=0
 		nice tests/platform/test_admin_path.sh --prepare || rc=$?
@@ -196,6 +201,7 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 	# The stock cloud image of test_cloud_image.sh, built once per run
 	# (cached by content) rather than inside that test's time limit.
 	record "stock cloud image build" "$(cat build/cloud-image.rc 2>/dev/null || echo 1)"
+	record "Debian 13 cloud image build" "$(cat build/cloud-trixie-image.rc 2>/dev/null || echo 1)"
 
 	stage "the admin's path: the guide on a clean Debian 12 root"
 	rc=0

@@ -3,7 +3,16 @@
 # mmdebstrap: what a centre or a collaborator would hand a user, with nothing
 # of slurm-vm in it (the agent comes from the seed).
 #
-#   tests/guest/build-cloud.sh [--force] [--out DIR]
+#   tests/guest/build-cloud.sh [--suite bookworm|trixie] [--force] [--out DIR]
+#
+# --suite trixie builds the Debian 13 equivalent, debian13.qcow2 in
+# tests/guest/cache-cloud-trixie/: Open MPI 5 and PMIx 5, netplan.io with
+# systemd-networkd and systemd-resolved instead of ifupdown (what Debian's
+# trixie cloud images ship: cloud-init renders netplan), and gcc with
+# libopenmpi-dev, so that a job compiles its MPI program for the guest's
+# Open MPI (the host's is Debian 12's Open MPI 4). Its package versions come
+# from the mirror's Packages indexes of trixie (the host's apt knows
+# bookworm only).
 #
 # Output (default tests/guest/cache-cloud/, gitignored), printed:
 #   debian12.qcow2  one disk: MBR partition table, GRUB 2 (i386-pc) in the
@@ -30,6 +39,7 @@
 # file ownership), mmdebstrap, grub-pc-bin (grub-mkimage), fdisk (sfdisk),
 # qemu-img, and apt access to a Debian mirror. No loop device: mke2fs -d
 # writes the root file system straight into the disk image at its offset.
+# shellcheck disable=SC2016 # the hooks' $1 is mmdebstrap's, not ours
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,9 +48,6 @@ force=0
 suite=bookworm
 mirror=${SVM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 security=${SVM_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
-pkgs="systemd-sysv dbus cloud-init openssh-server linux-image-amd64
-	initramfs-tools ifupdown isc-dhcp-client sudo netbase grub-pc-bin
-	grub2-common openmpi-bin mpich libucx0 rdma-core ibverbs-utils"
 # The kernel command line of Debian's generic cloud images.
 cmdline="console=tty0 console=ttyS0,115200 earlyprintk=ttyS0,115200 consoleblank=0"
 
@@ -50,7 +57,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,29s/^# \{0,1\}//p' "$0"
+	sed -n '2,38s/^# \{0,1\}//p' "$0"
 	exit "${1:-0}"
 }
 
@@ -61,11 +68,33 @@ while [ $# -gt 0 ]; do
 		out=$2
 		shift 2
 		;;
+	--suite)
+		[ $# -ge 2 ] || die "--suite needs bookworm or trixie"
+		suite=$2
+		shift 2
+		;;
 	--force) force=1; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "guest/build-cloud.sh: unknown argument '$1'" >&2; usage 2 >&2 ;;
 	esac
 done
+
+common_pkgs="systemd-sysv dbus cloud-init openssh-server linux-image-amd64
+	initramfs-tools sudo netbase grub-pc-bin grub2-common openmpi-bin mpich
+	libucx0 rdma-core ibverbs-utils"
+case "$suite" in
+bookworm)
+	pkgs="$common_pkgs ifupdown isc-dhcp-client"
+	image_name=debian12.qcow2
+	;;
+trixie)
+	pkgs="$common_pkgs netplan.io systemd-resolved gcc libc6-dev
+	libopenmpi-dev"
+	image_name=debian13.qcow2
+	[ "$out" != "$here/cache-cloud" ] || out=$here/cache-cloud-trixie
+	;;
+*) die "--suite $suite: bookworm or trixie" ;;
+esac
 
 for tool in mmdebstrap apt-cache grub-mkimage sfdisk mke2fs qemu-img \
 	sha256sum; do
@@ -74,14 +103,31 @@ for tool in mmdebstrap apt-cache grub-mkimage sfdisk mke2fs qemu-img \
 done
 [ "$(id -u)" = 0 ] || die "run as root (mmdebstrap --mode=root; the image's files must be owned by root)"
 
-# One apt-cache call (one per package takes seconds): "pkg=candidate" lines.
-# shellcheck disable=SC2086 # pkgs: one word per package
-versions=$(apt-cache policy $pkgs 2>/dev/null |
-	awk '/^[^ ]/ { sub(":$", ""); p = $0 } /^ *Candidate:/ { print p "=" $2 }')
+# "pkg=version" lines, one per package and index that has it.
+suite_versions() { # the suite's Packages indexes on the mirror
+	local url
+	for url in "$mirror/dists/$suite/main/binary-amd64/Packages.xz" \
+		"$mirror/dists/$suite-updates/main/binary-amd64/Packages.xz" \
+		"$security/dists/$suite-security/main/binary-amd64/Packages.xz"; do
+		curl -fsSL "$url" | xz -dc ||
+			die "cannot read $url (SVM_DEBIAN_MIRROR?)"
+	done | awk -v want=" $(tr -s ' \t\n' '   ' <<<"$pkgs") " '
+		/^Package: / { p = $2 }
+		/^Version: / && index(want, " " p " ") { print p "=" $2 }' | sort
+}
+if [ "$suite" = bookworm ]; then
+	# One apt-cache call (one per package takes seconds).
+	# shellcheck disable=SC2086 # pkgs: one word per package
+	versions=$(apt-cache policy $pkgs 2>/dev/null |
+		awk '/^[^ ]/ { sub(":$", ""); p = $0 }
+			/^ *Candidate:/ { print p "=" $2 }')
+else
+	versions=$(suite_versions)
+fi
 for p in $pkgs; do
 	case "$versions" in
 	*"$p="[0-9]*) ;;
-	*) die "apt-cache knows no $p: run apt-get update" ;;
+	*) die "no version of $p in $suite (bookworm: run apt-get update)" ;;
 	esac
 done
 tools="$(dpkg-query -W -f='${Package}=${Version} ' mmdebstrap grub-pc-bin)"
@@ -93,7 +139,7 @@ inputs_sum=$(
 	} | sha256sum | cut -d' ' -f1
 )
 
-image=$out/debian12.qcow2
+image=$out/$image_name
 mkdir -p "$out"
 if [ "$force" = 0 ] && [ -s "$image" ] &&
 	[ "$(cat "$out/stamp" 2>/dev/null)" = "$inputs_sum" ]; then
@@ -115,13 +161,19 @@ uuid=$(cat /proc/sys/kernel/random/uuid)
 # makes them), no downloaded packages.
 # shellcheck disable=SC2086 # pkgs: one word per package
 include=$(printf '%s,' $pkgs)
-# shellcheck disable=SC2016 # the hooks' $1 is mmdebstrap's, not ours
+network_hook=()
+[ "$suite" != bookworm ] ||
+	network_hook=(--customize-hook='printf "auto lo\niface lo inet loopback\n\nsource /etc/network/interfaces.d/*\n" >"$1/etc/network/interfaces"')
+# trixie: netplan's generator writes systemd-networkd's files from what
+# cloud-init renders; networkd and resolved are enabled, as in Debian's image.
+[ "$suite" != trixie ] ||
+	network_hook=(--customize-hook='chroot "$1" systemctl enable systemd-networkd systemd-resolved')
 mmdebstrap --mode=root --variant=important --format=directory \
 	--components=main --include="${include%,}" \
 	--customize-hook="echo 'UUID=$uuid / ext4 rw,discard,errors=remount-ro 0 1' >\"\$1/etc/fstab\"" \
 	--customize-hook="echo debian >\"\$1/etc/hostname\"" \
 	--customize-hook=': >"$1/etc/machine-id"; rm -f "$1/var/lib/dbus/machine-id" "$1"/etc/ssh/ssh_host_*' \
-	--customize-hook='printf "auto lo\niface lo inet loopback\n\nsource /etc/network/interfaces.d/*\n" >"$1/etc/network/interfaces"' \
+	"${network_hook[@]}" \
 	--customize-hook='rm -rf "$1"/var/cache/apt/*.bin "$1"/var/lib/apt/lists/*_Packages' \
 	"$suite" "$root" \
 	"deb $mirror $suite main" "deb $mirror $suite-updates main" \
