@@ -217,6 +217,20 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 	fi
 	record "admin's path (tests/platform/test_admin_path.sh)" "$rc"
 
+	stage "cluster tests (real slurmctld, slurmd, libvirtd)"
+	rc=0
+	BUILD_DIR="$repo/build" tests/cluster/run.sh | tee build/cluster.log || rc=$?
+	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' build/cluster.log | tail -1 || true)
+	if [ -n "$summary" ]; then
+		p=${summary%% passed*}
+		f=${summary#*passed, }
+		f=${f%% failed*}
+		passed=$((passed + p))
+		failed=$((failed + f))
+		[ "$f" = 0 ] || failures+=("cluster tests")
+	fi
+	[ "$rc" = 0 ] || [ -n "$summary" ] || record "cluster test runner" "$rc"
+
 	# Slurm 24.11 (Debian 13): the build with -Werror, the unit tests and
 	# the cluster tests that show a platform works, in its own root with
 	# its own slurmctld, slurmd, libvirtd and qemu; the host's guests.
@@ -236,20 +250,6 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 			tee build/platform-trixie.log || rc=$?
 		record_platform trixie "$rc"
 	fi
-
-	stage "cluster tests (real slurmctld, slurmd, libvirtd)"
-	rc=0
-	BUILD_DIR="$repo/build" tests/cluster/run.sh | tee build/cluster.log || rc=$?
-	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' build/cluster.log | tail -1 || true)
-	if [ -n "$summary" ]; then
-		p=${summary%% passed*}
-		f=${summary#*passed, }
-		f=${f%% failed*}
-		passed=$((passed + p))
-		failed=$((failed + f))
-		[ "$f" = 0 ] || failures+=("cluster tests")
-	fi
-	[ "$rc" = 0 ] || [ -n "$summary" ] || record "cluster test runner" "$rc"
 fi
 
 stage "done"
