@@ -302,10 +302,11 @@ char *jobnet_nft_script(const struct jobnet_plan *p)
 		"}\n",
 		p->table, p->tap, mac, ip, p->vxlan);
 	/* VXLAN has no authentication: this job's VNI is taken only from
-	 * the job's other nodes, through the underlay. */
+	 * the job's other nodes, through the underlay. (Not "chain vxlan":
+	 * nft 1.1, Debian 13, reads that word as its VXLAN keyword.) */
 	fprintf(f,
 		"table inet %1$s {\n"
-		"\tchain vxlan {\n"
+		"\tchain underlay {\n"
 		"\t\ttype filter hook input priority -300; policy accept;\n"
 		"\t\tudp dport %2$u @th,96,24 %3$u iifname != \"%4$s\" drop\n"
 		"\t\tudp dport %2$u @th,96,24 %3$u ",
