@@ -70,8 +70,9 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 }
 
 # The cluster tests each platform runs (the rest run on the host's).
-platform_tests=(test_slurm_basic test_headline test_cloud_image test_vm_batch
-	test_user_cannot_drain test_gres_plugin)
+# Guests do not yet boot there (issue #27): the platform's Slurm with the
+# suite's plugins, prolog and epilog, and gres/ibvf in slurmd.
+platform_tests=(test_slurm_basic test_gres_plugin)
 
 # Adds a platform run's counts: its make check and its cluster tests.
 record_platform() { # record_platform SUITE STATUS
