@@ -22,7 +22,9 @@
 # Slurm source (tests/platform/slurm-source.sh, cached; SLURM_SOURCE for
 # debian/rules); where the mirror has none, with
 # DEB_BUILD_PROFILES=pkg.slurm-vm.nogresibvf, saying so. Needs root.
-# Prints the time each part took.
+# Prints the time each part took. Measured on the shared 2-core machine
+# (trixie): the root 364 s (once; cached), the build, its make check (33
+# pass, 4 skip) and lintian 250-830 s (the longer alongside another build).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
