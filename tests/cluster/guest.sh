@@ -75,6 +75,11 @@ guest_cache() {
 	fi
 }
 
+# The test guest's kernel release (uname -r in it), from its bzImage.
+guest_kernel_version() {
+	file -bL "$(guest_cache)/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2
+}
+
 # guest_build: tests/guest/build.sh (cached) with the agent the cluster runs.
 # HARNESS_GUEST_DIR: a guest tests/guest/build.sh made beforehand, used as
 # it is (tests/platform/run.sh: the host's guest on another platform).

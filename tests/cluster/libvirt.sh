@@ -35,6 +35,9 @@
 #                          default user before it reads qemu.conf and refuses
 #                          to start without it (qemu itself runs as root,
 #                          see libvirt/qemu.conf),
+#   /var/lib/libvirt/qemu  is $SVM_LIBVIRT_STATE/lib-qemu, 0751, where the
+#                          node's is not enterable by others (Debian 13's
+#                          package: 0750; slurm-vm's package makes it 0751),
 #   /var/cache/libvirt     is $SVM_LIBVIRT_CACHE, so the qemu capability cache
 #                          is ours and is not invalidated by other libvirtds
 #                          run with other settings on the same host.
@@ -143,6 +146,17 @@ fi
 mkdir -p /etc/libvirt /var/cache/libvirt
 mount --bind "$state/etc" /etc/libvirt
 mount --bind "$cache" /var/cache/libvirt
+# qemu runs as the job user and opens files in /var/lib/libvirt/qemu/domain-*:
+# where the distribution's package leaves that directory 0750 (Debian 13),
+# slurm-vm's package makes it 0751 (admin guide); here a private one of
+# that mode, the node's own left alone.
+qemu_lib=/var/lib/libvirt/qemu
+if [ -d "$qemu_lib" ] && [ "$(stat -c %A "$qemu_lib" | cut -c10)" != x ]; then
+	mkdir -p "$state/lib-qemu"
+	chown --reference="$qemu_lib" "$state/lib-qemu"
+	chmod 0751 "$state/lib-qemu"
+	mount --bind "$state/lib-qemu" "$qemu_lib"
+fi
 if [ "$start_virtlogd" = 1 ]; then
 	virtlogd -d -f /etc/libvirt/virtlogd.conf -p "$state/virtlogd.pid"
 fi

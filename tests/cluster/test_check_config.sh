@@ -13,7 +13,7 @@ harness_add_catalog_image plain
 # The test guest's entry as every guest test has it: check-config below
 # opens each of its files as nobody, and none may be in the checkout, which
 # may be in a directory job users cannot enter (/root/slurm-vm).
-if [ -s "$HARNESS_REPO/tests/guest/cache/vmlinux" ]; then
+if [ -s "$(guest_cache)/vmlinux" ]; then
 	guest_catalog_entry testguest
 	if grep -H "=$HARNESS_REPO/" "$HARNESS_CATALOG/testguest.image"; then
 		fail "the test guest's catalog entry points into the checkout $HARNESS_REPO"

@@ -89,7 +89,7 @@ if grep -q "couldn't chdir" <<<"$out"; then
 else
 	ok "no task fell back from the submit directory to /tmp"
 fi
-guest_kernel=$(file -bL "$repo/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
+guest_kernel=$(guest_kernel_version)
 kernels=$(grep -c '^guest n[12]: kernel ' <<<"$out" || true)
 for node in n1 n2; do
 	if [ "$kernels" = 2 ] && [ -n "$guest_kernel" ] &&

@@ -47,7 +47,7 @@ done
 	fail "n1 and n2 share a network namespace"
 
 # 3. One job, one guest per node, its tasks inside the guests.
-guest_cmdline=$(cat "$HARNESS_REPO/tests/guest/cache/cmdline")
+guest_cmdline=$(cat "$(guest_cache)/cmdline")
 cat >"$HARNESS_WORK/svmtest/job.sh" <<'EOS'
 #!/bin/bash
 netvars='^(UCX_NET_DEVICES|NCCL_IB_HCA|OMPI_MCA_btl_tcp_if_include|OMPI_MCA_oob_tcp_if_include|FI_TCP_IFACE|NCCL_SOCKET_IFNAME)='
@@ -117,7 +117,7 @@ for node in n1 n2; do
 	fi
 done
 
-guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
+guest_kernel=$(guest_kernel_version)
 for node in n1 n2; do
 	l=$(grep "^task [01] on $node: " "$HARNESS_WORK/svmtest/job.out" 2>/dev/null)
 	if [ -n "$l" ] && [[ "$l" == *"kernel $guest_kernel cmdline $guest_cmdline" ]]; then

@@ -114,7 +114,7 @@ job=$(harness_as_user "$user" "$raw" "$work" "$script" VM_IMAGE=testguest VM_MEM
 harness_wait 300 "job $job's first step" test -s "$work/step.done" ||
 	harness_die "job $job's first step did not end: $(tail -5 "$work/raw-$job.out" 2>/dev/null)"
 # Right after the step: both tasks' lines, in the guest, with the input.
-guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
+guest_kernel=$(guest_kernel_version)
 got=$(sort "$work/out.txt" 2>/dev/null || true)
 want=$(printf 'task 0 %s input-%s\ntask 1 %s input-%s' "$guest_kernel" $$ "$guest_kernel" $$)
 if [ "$(cat "$work/step.done")" = "step exit 0" ] && [ "$got" = "$want" ]; then

@@ -31,7 +31,7 @@ EOF
 guest_cluster_start 240
 work=$HARNESS_WORK/$user
 uid=$(id -u "$user")
-guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
+guest_kernel=$(guest_kernel_version)
 
 # A plain job takes GPU 0 and a CPU first, so that the VM job's GPU is
 # slurmd's index 1 and its CPU is not necessarily vCPU 0's number.

@@ -12,7 +12,7 @@ set -euo pipefail
 user=svmtest
 guest_cluster_start 240
 work=$HARNESS_WORK/$user
-guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
+guest_kernel=$(guest_kernel_version)
 
 # One allocation with a guest; steps are run from the test as srun --jobid.
 # One CPU, so that a plain job can run beside it for the comparison.

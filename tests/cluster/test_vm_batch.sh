@@ -47,7 +47,7 @@ job_end() { # job_end JOB [SECONDS]: waits for it, prints "STATE EXITCODE"
 }
 
 # --- a time limit, and scancel (with the site's default), side by side
-guest_kernel=$(file -bL "$HARNESS_REPO/tests/guest/cache/vmlinuz" | grep -o 'version [^ ]*' | cut -d' ' -f2)
+guest_kernel=$(guest_kernel_version)
 cat >"$work/term.sh" <<'EOF'
 #!/bin/sh
 trap 'echo "SIGTERM in $(uname -r)" >"term-$SLURM_JOB_ID.txt"; exit 143' TERM

@@ -24,7 +24,7 @@ gid=$(id -g "$user")
 guest_cluster_start 180 ShutdownTimeout=5 UefiMmio64Window=64
 # OVMF starts the bzImage (EFI stub), not the ELF vmlinux the others boot
 guest_add_to_catalog efiguest Firmware=uefi \
-	"Kernel=$HARNESS_REPO/tests/guest/cache/vmlinuz"
+	"Kernel=$(guest_cache)/vmlinuz"
 guest_add_to_catalog efielf Firmware=uefi
 node=${HARNESS_NODES[0]}
 

@@ -71,7 +71,8 @@ DRAIN_CASES+=(image_not_utf8)
 # Item 2: raw bottom (the test guest's root filesystem with a marker file
 # written by debugfs), qcow2 middle, qcow2 top; the catalog boots the top.
 drain_image_three_layers() {
-	local cache=$HARNESS_REPO/tests/guest/cache marker job out
+	local cache marker job out
+	cache=$(guest_cache)
 	command -v debugfs >/dev/null ||
 		{ fail "three layers: debugfs (e2fsprogs) is not installed"; return 0; }
 	marker="bottom-layer-$RANDOM$RANDOM"
