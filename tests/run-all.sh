@@ -69,10 +69,14 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 	}
 }
 
-# The cluster tests each platform runs (the rest run on the host's).
-# Guests do not yet boot there (issue #27): the platform's Slurm with the
-# suite's plugins, prolog and epilog, and gres/ibvf in slurmd.
-platform_tests=(test_slurm_basic test_gres_plugin)
+# The cluster tests each platform runs (the rest run on the host's): the
+# platform's Slurm with the suite's plugins, prolog and epilog, gres/ibvf in
+# slurmd, guests under its libvirtd and qemu (the host's test guest; a
+# Debian 12 and a Debian 13 cloud image with Open MPI over PMIx), the
+# headline job.
+platform_tests_trixie=(test_slurm_basic test_gres_plugin test_vm_batch
+	test_user_cannot_drain test_headline test_cloud_image test_guest_mix)
+platform_tests_forky=(test_slurm_basic)
 
 # Adds a platform run's counts: its make check and its cluster tests.
 record_platform() { # record_platform SUITE STATUS
@@ -91,6 +95,37 @@ record_platform() { # record_platform SUITE STATUS
 		failures+=("platform $1")
 		[ "$f" != 0 ] || failed=$((failed + 1))
 	fi
+}
+
+# Waits until the background image job wrote FILE (each of its parts
+# writes its exit status in order) or ended.
+images_wait() { # images_wait FILE
+	while [ ! -f "$1" ] && kill -0 "$images_pid" 2>/dev/null; do
+		sleep 5
+	done
+}
+
+# A platform's stage: tests/platform/run.sh SUITE runs make check and the
+# cluster tests TEST... in the suite's root (prepared in the background).
+platform_stage() { # platform_stage SUITE DESCRIPTION TEST...
+	local suite=$1 rc=0
+	stage "platform $suite: $2 (tests/platform/run.sh)"
+	shift 2
+	images_wait "build/platform-$suite.rc"
+	if [ "$(cat "build/platform-$suite.rc" 2>/dev/null || echo 1)" != 0 ]; then
+		record "platform $suite: root (see build/guest-images.log)" 1
+		return
+	fi
+	# shellcheck disable=SC2016 # expanded inside the root
+	tests/platform/run.sh "$suite" -- bash -c '
+		rc=0
+		make -C "$BUILD_DIR" -j"$(nproc)" check >"$BUILD_DIR/check.log" 2>&1 || rc=$?
+		grep -E "^# (TOTAL|PASS|SKIP|FAIL|ERROR):" "$BUILD_DIR/check.log"
+		[ "$rc" = 0 ] || { cat "$BUILD_DIR/test-suite.log"; echo "unit tests failed"; }
+		[ $# = 0 ] || tests/cluster/run.sh "$@" || rc=1
+		exit "$rc"' platform-check "$@" 2>&1 |
+		tee "build/platform-$suite.log" || rc=$?
+	record_platform "$suite" "$rc"
 }
 
 stage "dependencies"
@@ -123,7 +158,7 @@ images_pid=
 if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 	rm -f build/guest-image.rc build/cloud-image.rc \
 		build/cloud-trixie-image.rc build/platform-root.rc \
-		build/platform-trixie.rc
+		build/platform-trixie.rc build/platform-forky.rc
 	(
 		rc=0
 		tests/guest/build.sh --agent build/agent/slurm-vm-agent || rc=$?
@@ -143,6 +178,9 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 		rc=0
 		nice tests/platform/run.sh --prepare trixie || rc=$?
 		echo "$rc" >build/platform-trixie.rc
+		rc=0
+		nice tests/platform/run.sh --prepare forky || rc=$?
+		echo "$rc" >build/platform-forky.rc
 	) >build/guest-images.log 2>&1 </dev/null &
 	images_pid=$!
 	# Whatever ends this script, the image builds end (and clean up)
@@ -196,7 +234,9 @@ record "packages" "$rc"
 
 if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 	stage "test guest and stock cloud image (built since the build stage)"
-	wait "$images_pid" || true
+	# The platform roots are still being prepared meanwhile: the platform
+	# stages wait for them.
+	images_wait build/platform-root.rc
 	grep -v '^\(Get:\|Fetched\|I: \)' build/guest-images.log || true
 	record "test guest build" "$(cat build/guest-image.rc 2>/dev/null || echo 1)"
 	# The stock cloud image of test_cloud_image.sh, built once per run
@@ -232,25 +272,13 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 	fi
 	[ "$rc" = 0 ] || [ -n "$summary" ] || record "cluster test runner" "$rc"
 
-	# Slurm 24.11 (Debian 13): the build with -Werror, the unit tests and
-	# the cluster tests that show a platform works, in its own root with
-	# its own slurmctld, slurmd, libvirtd and qemu; the host's guests.
-	stage "platform trixie: Slurm 24.11, libvirt 11, qemu 10 (tests/platform/run.sh)"
-	if [ "$(cat build/platform-trixie.rc 2>/dev/null || echo 1)" != 0 ]; then
-		record "platform trixie: root (see build/guest-images.log)" 1
-	else
-		rc=0
-		# shellcheck disable=SC2016 # expanded inside the root
-		tests/platform/run.sh trixie -- bash -c '
-			rc=0
-			make -C "$BUILD_DIR" -j"$(nproc)" check >"$BUILD_DIR/check.log" 2>&1 || rc=$?
-			grep -E "^# (TOTAL|PASS|SKIP|FAIL|ERROR):" "$BUILD_DIR/check.log"
-			[ "$rc" = 0 ] || { cat "$BUILD_DIR/test-suite.log"; echo "unit tests failed"; }
-			tests/cluster/run.sh "$@" || rc=1
-			exit "$rc"' platform-check "${platform_tests[@]}" 2>&1 |
-			tee build/platform-trixie.log || rc=$?
-		record_platform trixie "$rc"
-	fi
+	# Slurm 24.11 (Debian 13) and 26.05 (forky): the build with -Werror,
+	# the unit tests and the cluster tests that show a platform works, in
+	# its own root with its own slurmctld, slurmd, libvirtd and qemu.
+	platform_stage trixie "Slurm 24.11, libvirt 11, qemu 10" \
+		"${platform_tests_trixie[@]}"
+	platform_stage forky "Slurm 26.05, libvirt 12, qemu 11" \
+		"${platform_tests_forky[@]}"
 fi
 
 stage "done"

@@ -21,7 +21,9 @@
 # The test guest is the host's (tests/guest/build.sh with the host build's
 # agent: a static program, the same source, independent of the platform's
 # libraries), bound in read-only as HARNESS_GUEST_DIR; likewise the stock
-# cloud image (tests/guest/cache-cloud) when it was built. Build them first.
+# cloud images when they were built (tests/guest/cache-cloud:
+# HARNESS_CLOUD_DIR, cache-cloud-trixie: HARNESS_CLOUD_TRIXIE_DIR). Build
+# them first.
 #
 # Environment: SVM_ROOT_CACHE as for root.sh (the cluster roots go in its
 # cluster/ subdirectory, apart from build-check.sh's), SVM_PLATFORM_SCRATCH
@@ -79,6 +81,7 @@ guest=$src/tests/guest/cache
 [ -f "$guest/stamp" ] && binds+=(--bind "$guest:/var/tmp/svm-guest")
 cloud=$src/tests/guest/cache-cloud
 [ -d "$cloud" ] && binds+=(--bind "$cloud:/var/tmp/svm-cloud")
+[ -d "$cloud-trixie" ] && binds+=(--bind "$cloud-trixie:/var/tmp/svm-cloud-trixie")
 # gres/ibvf is built from the suite's Slurm source (slurm-source.sh, cached);
 # where the mirror has none (status 3: forky's 26.05.5) without it.
 slurm_source="" rc=0
@@ -119,5 +122,7 @@ cd /var/tmp/svm-src
 export BUILD_DIR=/var/tmp/svm-build SVM_PLATFORM=$SVM_SUITE
 [ ! -f /var/tmp/svm-guest/stamp ] || export HARNESS_GUEST_DIR=/var/tmp/svm-guest
 [ ! -d /var/tmp/svm-cloud ] || export HARNESS_CLOUD_DIR=/var/tmp/svm-cloud
+[ ! -d /var/tmp/svm-cloud-trixie ] ||
+	export HARNESS_CLOUD_TRIXIE_DIR=/var/tmp/svm-cloud-trixie
 exec "$@"
 ' svm-platform "$@"

@@ -25,7 +25,9 @@ os.setgid(int(sys.argv[1])); os.setuid(int(sys.argv[1])); time.sleep(300)' \
 		fail "the user's holder did not start"
 	out=$work/sock-write.out
 	rm -f "$out"
-	job=$(harness_as_user "$user" sbatch --parsable -c2 --mem=1G \
+	# -c1: the GPU's cores are its socket's (enforce-binding), and the
+	# harness's node has one core per socket on Slurm 24.11+.
+	job=$(harness_as_user "$user" sbatch --parsable -c1 --mem=1G \
 		--vm-image=testguest --gres=gpu:1 -o /dev/null --wrap \
 		"s=$storage_state/job-\$SLURM_JOB_ID.0/sock; { [ -S \$s/relay.sock ] && echo -n 'socket '; if echo x >\$s/junk 2>/dev/null; then echo written; else echo refused; fi; } >$out")
 	drain_wait_end "$job" 180 || fail "job $job did not end"
