@@ -73,22 +73,22 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 # platform's Slurm with the suite's plugins, prolog and epilog, gres/ibvf in
 # slurmd, guests under its libvirtd and qemu (the host's test guest; a
 # Debian 12 and a Debian 13 cloud image with Open MPI over PMIx), the
-# headline job.
+# headline job (from the platform's packages: platform_stage).
 platform_tests_trixie=(test_slurm_basic test_gres_plugin test_vm_batch
-	test_user_cannot_drain test_headline test_cloud_image test_guest_mix)
-platform_tests_forky=(test_slurm_basic)
+	test_user_cannot_drain test_cloud_image test_guest_mix)
+platform_tests_forky=(test_slurm_basic test_vm_batch test_user_cannot_drain)
 
 # Adds a platform run's counts: its make check and its cluster tests.
 record_platform() { # record_platform SUITE STATUS
 	local log=build/platform-$1.log p f summary
 	p=$(sed -n 's/^# PASS: *//p' "$log" | awk '{s += $1} END {print s + 0}')
 	f=$(sed -n 's/^# \(FAIL\|ERROR\): *//p' "$log" | awk '{s += $1} END {print s + 0}')
-	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1 || true)
-	if [ -n "$summary" ]; then
+	# Each cluster run's "N passed, M failed".
+	while read -r summary; do
 		p=$((p + ${summary%% passed*}))
 		summary=${summary#*passed, }
 		f=$((f + ${summary%% failed*}))
-	fi
+	done < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" || true)
 	passed=$((passed + p))
 	failed=$((failed + f))
 	if [ "$2" != 0 ]; then
@@ -123,6 +123,17 @@ platform_stage() { # platform_stage SUITE DESCRIPTION TEST...
 		grep -E "^# (TOTAL|PASS|SKIP|FAIL|ERROR):" "$BUILD_DIR/check.log"
 		[ "$rc" = 0 ] || { cat "$BUILD_DIR/test-suite.log"; echo "unit tests failed"; }
 		[ $# = 0 ] || tests/cluster/run.sh "$@" || rc=1
+		# The packages (make check ran above), and the headline job run
+		# from them, installed in the root.
+		if DEB_BUILD_OPTIONS=nocheck tests/platform/debs.sh /var/tmp/svm-debs \
+			>/var/tmp/svm-debs.log 2>&1; then
+			grep -E "^(platform/debs.sh|build-debs):" /var/tmp/svm-debs.log
+			SLURM_VM_DEBS=/var/tmp/svm-debs tests/cluster/run.sh test_headline || rc=1
+		else
+			tail -n 40 /var/tmp/svm-debs.log
+			echo "platform: the packages failed"
+			rc=1
+		fi
 		exit "$rc"' platform-check "$@" 2>&1 |
 		tee "build/platform-$suite.log" || rc=$?
 	record_platform "$suite" "$rc"

@@ -29,6 +29,11 @@ log=$(mktemp "${TMPDIR:-/tmp}/svm-headline.XXXXXX")
 # they are purged afterwards (gres_ibvf.so in Slurm's plugin directory
 # would change the other tests' slurmd).
 pkgs="slurm-vm slurm-vm-spank slurm-vm-agent slurm-vm-gres-ibvf"
+# Built without a Slurm source (forky: tests/platform/debs.sh) there is no
+# gres/ibvf package.
+if [ -n "${SLURM_VM_DEBS:-}" ] && ! compgen -G "$SLURM_VM_DEBS/slurm-vm-gres-ibvf_*.deb" >/dev/null; then
+	pkgs=${pkgs% slurm-vm-gres-ibvf}
+fi
 installed=0
 cleanup() {
 	rm -f "$log"

@@ -12,7 +12,7 @@
 #   tests/platform/gres-ibvf-check.sh BUILD_DIR SRC_DIR
 #
 # Runs as root where the Slurm the build was made for is installed: a
-# platform root (tests/platform/build-check.sh) or the host. Needs no
+# platform root (tests/platform/build-check.sh, run.sh) or the host. Needs no
 # slurmctld, no munged: slurmd -G reads the configuration and exits.
 set -euo pipefail
 

@@ -26,7 +26,7 @@
 # them first.
 #
 # Environment: SVM_ROOT_CACHE as for root.sh (the cluster roots go in its
-# cluster/ subdirectory, apart from build-check.sh's), SVM_PLATFORM_SCRATCH
+# cluster/ subdirectory), SVM_PLATFORM_SCRATCH
 # (default /var/tmp/slurm-vm-platform/SUITE: the overlay's writes and the
 # build, emptied first), SVM_SLURM_SOURCE (a configured Slurm source tree of
 # the suite's release, on the host; default tests/platform/slurm-source.sh's:
@@ -61,7 +61,9 @@ export SVM_ROOT_CACHE=${SVM_ROOT_CACHE:-$here/cache}/cluster
 # scripts/install-deps.sh's BUILD and TEST lists as every suite names
 # them, without clang (its version is in the name; the fuzz build is the
 # host's), mmdebstrap and grub (images are built on the host) and
-# the linter shellcheck (the host lints).
+# the linter shellcheck (the host lints); with the packaging tools of
+# scripts/build-debs.sh (tests/platform/debs.sh) and passwd (forky's
+# minimal root has no useradd).
 pkgs=(build-essential autoconf automake libtool pkg-config
 	libslurm-dev libvirt-dev libhwloc-dev libpci-dev libxml2-dev
 	libibverbs-dev libcmocka-dev libmpich-dev libopenmpi-dev
@@ -70,7 +72,8 @@ pkgs=(build-essential autoconf automake libtool pkg-config
 	libpmix-dev openmpi-bin libvirt-clients qemu-system-x86 qemu-utils
 	hwloc libxml2-utils genisoimage cloud-init attr ovmf e2fsprogs cpio
 	xz-utils zstd kmod iproute2 tmux procps psmisc util-linux python3
-	python3-yaml nftables iputils-ping fdisk lua5.1 file)
+	python3-yaml nftables iputils-ping fdisk lua5.1 file passwd
+	debhelper dpkg-dev fakeroot lintian git)
 
 t0=$(date +%s)
 root=$("$here/root.sh" build "$suite" "${pkgs[@]}") || exit 1
@@ -107,7 +110,9 @@ mkdir -p /var/tmp/svm-src /var/tmp/svm-build
 tar -C /src --exclude=./.git --exclude="./build*" \
 	--exclude=./tests/guest/cache --exclude="./tests/guest/cache-*" \
 	--exclude=./tests/platform/cache -cf - . | tar -C /var/tmp/svm-src -xf -
-cd /var/tmp/svm-src && autoreconf -fi >/dev/null 2>&1
+# The files of the source, as scripts/build-debs.sh lists them (git).
+cd /var/tmp/svm-src && git init -q . && git add -A
+autoreconf -fi >/dev/null 2>&1
 cd /var/tmp/svm-build
 with=
 [ -z "$SVM_SLURM_SOURCE" ] || with=--with-slurm-source=$SVM_SLURM_SOURCE
