@@ -6,7 +6,8 @@
  * node, as the job user, in the task's cwd, with the task's environment
  * and SLURM_SCRIPT_CONTEXT=prolog_task; its "export", "unset" and "print"
  * lines change the environment that is then translated for the guest, a
- * SLURM_PROLOG_CPU_MASK rebinds the task, and a non-zero exit N ends the
+ * SLURM_PROLOG_CPU_MASK rebinds the task (until Slurm 24.05, as
+ * slurmstepd), and a non-zero exit N ends the
  * task with "TaskProlog failed status=N" and exit status N.
  *
  * The path is slurmstepd's own configuration: the plugin runs inside
@@ -118,7 +119,8 @@ int task_prolog_run(char ***env)
 		log_error("TaskProlog failed status=%d", code);
 		_exit(code);
 	}
-	r = taskenv_apply_prolog_output(out, env, STDOUT_FILENO, &mask);
+	r = taskenv_apply_prolog_output(out, SLURM_VERSION_NUMBER, env,
+					STDOUT_FILENO, &mask);
 	if (r == 0 && mask && taskenv_mask_to_cpuset(mask, &set) == 0 &&
 	    sched_setaffinity(0, sizeof(set), &set) < 0)
 		log_error("Failed SLURM_PROLOG_CPU_MASK setup");

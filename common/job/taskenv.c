@@ -555,8 +555,11 @@ static int prolog_line(const char *line, const char *end, char ***env,
 	return env_set(env, name, (size_t)(name_end - name), value);
 }
 
-int taskenv_apply_prolog_output(const char *out, char ***env, int print_fd,
-				char **cpu_mask)
+/* slurmstepd's task.c dropped the rebind in 24.11. */
+#define PROLOG_CPU_MASK_LAST_RELEASE ((24u << 16) | (5u << 8) | 0xffu)
+
+int taskenv_apply_prolog_output(const char *out, uint32_t release, char ***env,
+				int print_fd, char **cpu_mask)
 {
 	int r = 0;
 
@@ -567,6 +570,10 @@ int taskenv_apply_prolog_output(const char *out, char ***env, int print_fd,
 
 		r = prolog_line(out, end, env, print_fd, cpu_mask);
 		out = nl ? nl + 1 : end;
+	}
+	if (release > PROLOG_CPU_MASK_LAST_RELEASE) {
+		free(*cpu_mask);
+		*cpu_mask = NULL;
 	}
 	return r;
 }

@@ -48,6 +48,7 @@
  * of its interfaces and InfiniBand devices.
  */
 #include <sched.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "channel/proto.h"
@@ -91,11 +92,13 @@ int taskenv_affinity(const struct task_map *m, const cpu_set_t *set,
  * _proc_stdout), applied to @env (a malloc'd strv, changed in place or
  * reallocated): "export NAME=value" sets (blanks after "export" and before
  * '=' dropped), "unset NAME" removes, "print TEXT" writes TEXT and its
- * newline to @print_fd; other lines are ignored. A SLURM_PROLOG_CPU_MASK
- * export is returned in @cpu_mask (malloc'd, NULL if none) for the caller
- * to bind the task with. */
-int taskenv_apply_prolog_output(const char *out, char ***env, int print_fd,
-				char **cpu_mask);
+ * newline to @print_fd; other lines are ignored. Where slurmstepd of
+ * @release (a SLURM_VERSION_NUMBER) rebinds the task to a
+ * SLURM_PROLOG_CPU_MASK export (until 24.05; from 24.11 it is a variable
+ * like any other), it is returned in @cpu_mask (malloc'd, NULL if none)
+ * for the caller to bind the task with. */
+int taskenv_apply_prolog_output(const char *out, uint32_t release, char ***env,
+				int print_fd, char **cpu_mask);
 
 /* Sets NAME=value in @env (a malloc'd strv, reallocated). */
 int taskenv_set(char ***env, const char *name, const char *value);

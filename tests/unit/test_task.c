@@ -3,6 +3,7 @@
  * prolog records and the translation of a task's environment. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,11 @@
 #include "core/strutil.h"
 #include "job/taskenv.h"
 #include "hw/taskmap.h"
+
+/* SLURM_VERSION_NUMBER of a release. */
+#define SLURM_22_05 ((22u << 16) | (5u << 8))
+#define SLURM_24_05 ((24u << 16) | (5u << 8) | 8u)
+#define SLURM_24_11 ((24u << 16) | (11u << 8))
 
 /* ---- --multi-prog ---- */
 
@@ -432,7 +438,8 @@ static void test_prolog_output(void **state)
 
 	assert_int_equal(strv_split("A=0:C=gone:D=kept", ':', &env), 0);
 	assert_int_equal(pipe(p), 0);
-	assert_int_equal(taskenv_apply_prolog_output(out, &env, p[1], &mask),
+	assert_int_equal(taskenv_apply_prolog_output(out, SLURM_22_05, &env,
+						     p[1], &mask),
 			 0);
 	close(p[1]);
 	assert_true(read(p[0], buf, sizeof(buf) - 1) > 0);
@@ -448,6 +455,25 @@ static void test_prolog_output(void **state)
 	assert_string_equal(env[0], "A=2"); /* replaced where it was */
 	free(mask);
 	strv_free(env);
+
+	/* 24.05 still rebinds; from 24.11 the export is a variable only. */
+	p[1] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	assert_true(p[1] >= 0);
+	assert_int_equal(strv_split("D=kept", ':', &env), 0);
+	assert_int_equal(taskenv_apply_prolog_output(out, SLURM_24_05, &env,
+						     p[1], &mask),
+			 0);
+	assert_string_equal(mask, "0x4");
+	free(mask);
+	strv_free(env);
+	assert_int_equal(strv_split("D=kept", ':', &env), 0);
+	assert_int_equal(taskenv_apply_prolog_output(out, SLURM_24_11, &env,
+						     p[1], &mask),
+			 0);
+	assert_null(mask);
+	assert_env(env, "SLURM_PROLOG_CPU_MASK", "0x4");
+	strv_free(env);
+	close(p[1]);
 }
 
 int main(void)
