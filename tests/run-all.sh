@@ -108,33 +108,35 @@ images_wait() { # images_wait FILE
 # A platform's stage: tests/platform/run.sh SUITE runs make check and the
 # cluster tests TEST... in the suite's root (prepared in the background).
 platform_stage() { # platform_stage SUITE DESCRIPTION TEST...
-	local suite=$1 rc=0
+	local suite=$1 rc=0 debs_rc
 	stage "platform $suite: $2 (tests/platform/run.sh)"
 	shift 2
-	images_wait "build/platform-$suite.rc"
+	images_wait "build/platform-$suite-debs.rc"
 	if [ "$(cat "build/platform-$suite.rc" 2>/dev/null || echo 1)" != 0 ]; then
 		record "platform $suite: root (see build/guest-images.log)" 1
 		return
 	fi
+	# The build and the packages of the background job (the build is
+	# made here when that failed: its errors are shown).
+	grep -E "^(platform/|build-debs:)" "build/platform-$suite-debs.log" || true
+	debs_rc=$(cat "build/platform-$suite-debs.rc" 2>/dev/null || echo 1)
+	[ "$debs_rc" = 0 ] || tail -n 40 "build/platform-$suite-debs.log"
 	# shellcheck disable=SC2016 # expanded inside the root
-	tests/platform/run.sh "$suite" -- bash -c '
-		rc=0
+	tests/platform/run.sh --keep "$suite" -- bash -c '
+		rc=0 debs_rc=$1
+		shift
 		make -C "$BUILD_DIR" -j"$(nproc)" check >"$BUILD_DIR/check.log" 2>&1 || rc=$?
 		grep -E "^# (TOTAL|PASS|SKIP|FAIL|ERROR):" "$BUILD_DIR/check.log"
 		[ "$rc" = 0 ] || { cat "$BUILD_DIR/test-suite.log"; echo "unit tests failed"; }
 		[ $# = 0 ] || tests/cluster/run.sh "$@" || rc=1
-		# The packages (make check ran above), and the headline job run
-		# from them, installed in the root.
-		if DEB_BUILD_OPTIONS=nocheck tests/platform/debs.sh /var/tmp/svm-debs \
-			>/var/tmp/svm-debs.log 2>&1; then
-			grep -E "^(platform/debs.sh|build-debs):" /var/tmp/svm-debs.log
+		# The headline job run from the packages, installed in the root.
+		if [ "$debs_rc" = 0 ]; then
 			SLURM_VM_DEBS=/var/tmp/svm-debs tests/cluster/run.sh test_headline || rc=1
 		else
-			tail -n 40 /var/tmp/svm-debs.log
 			echo "platform: the packages failed"
 			rc=1
 		fi
-		exit "$rc"' platform-check "$@" 2>&1 |
+		exit "$rc"' platform-check "$debs_rc" "$@" 2>&1 |
 		tee "build/platform-$suite.log" || rc=$?
 	record_platform "$suite" "$rc"
 }
@@ -169,7 +171,8 @@ images_pid=
 if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 	rm -f build/guest-image.rc build/cloud-image.rc \
 		build/cloud-trixie-image.rc build/platform-root.rc \
-		build/platform-trixie.rc build/platform-forky.rc
+		build/platform-trixie.rc build/platform-forky.rc \
+		build/platform-trixie-debs.rc build/platform-forky-debs.rc
 	(
 		rc=0
 		tests/guest/build.sh --agent build/agent/slurm-vm-agent || rc=$?
@@ -192,6 +195,18 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 		rc=0
 		nice tests/platform/run.sh --prepare forky || rc=$?
 		echo "$rc" >build/platform-forky.rc
+		# Each platform's -Werror build and its packages, in the scratch
+		# overlay its stage goes on in (run.sh --keep): meanwhile the
+		# host's cluster tests, whose guests leave CPU time over.
+		for suite in trixie forky; do
+			rc=0
+			[ "$(cat "build/platform-$suite.rc")" = 0 ] &&
+				nice tests/platform/run.sh "$suite" -- \
+					env DEB_BUILD_OPTIONS=nocheck tests/platform/debs.sh \
+					/var/tmp/svm-debs >"build/platform-$suite-debs.log" 2>&1 ||
+				rc=$?
+			echo "$rc" >"build/platform-$suite-debs.rc"
+		done
 	) >build/guest-images.log 2>&1 </dev/null &
 	images_pid=$!
 	# Whatever ends this script, the image builds end (and clean up)

@@ -8,6 +8,8 @@
 # user builds for the image they run), then `srun --mpi=pmix -n2` runs it,
 # the guest's PMIx 5 clients against the host's PMIx 4 server through the
 # agent's relay: allreduce and ring ok for both ranks, and Open MPI v5.
+# On the trixie platform (tests/platform/run.sh) the same image meets
+# Slurm 24.11's PMIx 5 server.
 set -uo pipefail
 . "$(dirname "$0")/harness.sh"
 . "$(dirname "$0")/guest.sh"
@@ -65,7 +67,7 @@ out=$(step --mpi=pmix -n2 ./svm-ompi5-allreduce 2>&1) || true
 ghost=$(step -n1 hostname 2>/dev/null) || true
 if [ -n "$ghost" ] && [ "$(guest_mpi_ranks_ok <<<"$out")" = "0@$ghost 1@$ghost " ] &&
 	grep -q '^mpi: Open MPI v5' <<<"$out"; then
-	ok "Open MPI 5 (PMIx 5 client) over the host's PMIx 4 server: ranks 0 and 1 on $ghost"
+	ok "Open MPI 5 (PMIx 5 client) over slurmd $(slurmd -V | cut -d' ' -f2)'s PMIx server: ranks 0 and 1 on $ghost"
 else
 	fail "Open MPI 5 over PMIx in the trixie guest (guest '$ghost'):"
 	sed 's/^/    /' <<<"$out"

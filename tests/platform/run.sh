@@ -4,6 +4,10 @@
 #
 #   tests/platform/run.sh SUITE [--] COMMAND [ARG...]
 #   tests/platform/run.sh --prepare SUITE   the root and the Slurm source only
+#   tests/platform/run.sh --keep SUITE [--] COMMAND [ARG...]
+#                         in the scratch overlay an earlier run left (its
+#                         build, and what its COMMAND made), building only
+#                         when it has no build
 #
 # SUITE: trixie (Slurm 24.11), forky (26.05) or bookworm (22.05, the host's
 # release, in a clean root). Builds or reuses the suite's cluster root (the
@@ -36,11 +40,11 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-prepare=0
-if [ "${1:-}" = --prepare ]; then
-	prepare=1
-	shift
-fi
+prepare=0 keep=0
+case "${1:-}" in
+--prepare) prepare=1 && shift ;;
+--keep) keep=1 && shift ;;
+esac
 suite=${1:-}
 [ $# -ge 2 ] || [ "$prepare" = 1 ] || {
 	sed -n '2,14s/^# \{0,1\}//p' "$0" >&2
@@ -99,30 +103,36 @@ case "$rc" in
 esac
 [ "$prepare" = 0 ] || exit 0
 
-rm -rf --one-file-system "$scratch"
+[ "$keep" = 1 ] || rm -rf --one-file-system "$scratch"
 # shellcheck disable=SC2016 # expanded inside the root
 exec "$here/root.sh" enter --scratch "$scratch" "${binds[@]}" "$root" -- \
 	env SVM_SUITE="$suite" SVM_SLURM_SOURCE="$slurm_source" bash -c '
 set -eu
 t0=$(date +%s)
-# autoreconf writes into the source: a copy, not the bound tree.
-mkdir -p /var/tmp/svm-src /var/tmp/svm-build
-tar -C /src --exclude=./.git --exclude="./build*" \
-	--exclude=./tests/guest/cache --exclude="./tests/guest/cache-*" \
-	--exclude=./tests/platform/cache -cf - . | tar -C /var/tmp/svm-src -xf -
-# The files of the source, as scripts/build-debs.sh lists them (git).
-cd /var/tmp/svm-src && git init -q . && git add -A
-autoreconf -fi >/dev/null 2>&1
-cd /var/tmp/svm-build
-with=
-[ -z "$SVM_SLURM_SOURCE" ] || with=--with-slurm-source=$SVM_SLURM_SOURCE
-/var/tmp/svm-src/configure --prefix=/usr --sysconfdir=/etc \
-	--localstatedir=/var --enable-werror $with >configure.out 2>&1 ||
-	{ tail -30 configure.out >&2; exit 1; }
-# With the test programs (make check TESTS=): cluster tests run some.
-nice make -j"$(nproc)" check TESTS= >make.out 2>&1 ||
-	{ grep -B2 -A8 "error" make.out | head -80 >&2; exit 1; }
-echo "platform/run.sh: $SVM_SUITE: slurm-vm built against Slurm $(slurmd -V | cut -d" " -f2) in $(($(date +%s) - t0)) s" >&2
+if [ -f /var/tmp/svm-build/.svm-built ]; then
+	echo "platform/run.sh: $SVM_SUITE: the build of an earlier run (--keep)" >&2
+else
+	# autoreconf writes into the source: a copy, not the bound tree.
+	rm -rf /var/tmp/svm-src /var/tmp/svm-build
+	mkdir -p /var/tmp/svm-src /var/tmp/svm-build
+	tar -C /src --exclude=./.git --exclude="./build*" \
+		--exclude=./tests/guest/cache --exclude="./tests/guest/cache-*" \
+		--exclude=./tests/platform/cache -cf - . | tar -C /var/tmp/svm-src -xf -
+	# The files of the source, as scripts/build-debs.sh lists them (git).
+	cd /var/tmp/svm-src && git init -q . && git add -A
+	autoreconf -fi >/dev/null 2>&1
+	cd /var/tmp/svm-build
+	with=
+	[ -z "$SVM_SLURM_SOURCE" ] || with=--with-slurm-source=$SVM_SLURM_SOURCE
+	/var/tmp/svm-src/configure --prefix=/usr --sysconfdir=/etc \
+		--localstatedir=/var --enable-werror $with >configure.out 2>&1 ||
+		{ tail -30 configure.out >&2; exit 1; }
+	# With the test programs (make check TESTS=): cluster tests run some.
+	nice make -j"$(nproc)" check TESTS= >make.out 2>&1 ||
+		{ grep -B2 -A8 "error" make.out | head -80 >&2; exit 1; }
+	echo "platform/run.sh: $SVM_SUITE: slurm-vm built against Slurm $(slurmd -V | cut -d" " -f2) in $(($(date +%s) - t0)) s" >&2
+	: >/var/tmp/svm-build/.svm-built
+fi
 cd /var/tmp/svm-src
 export BUILD_DIR=/var/tmp/svm-build SVM_PLATFORM=$SVM_SUITE
 [ ! -f /var/tmp/svm-guest/stamp ] || export HARNESS_GUEST_DIR=/var/tmp/svm-guest
