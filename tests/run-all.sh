@@ -72,8 +72,8 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 # The cluster tests each platform runs (the rest run on the host's): the
 # platform's Slurm with the suite's plugins, prolog and epilog, gres/ibvf in
 # slurmd, guests under its libvirtd and qemu (the host's test guest; a
-# Debian 12 and a Debian 13 cloud image with Open MPI over PMIx), the
-# headline job (from the platform's packages: platform_stage).
+# Debian 12 and a Debian 13 cloud image with Open MPI over PMIx); and the
+# platform's Debian packages (platform_stage).
 platform_tests_trixie=(test_slurm_basic test_gres_plugin test_vm_batch
 	test_user_cannot_drain test_cloud_image test_guest_mix)
 platform_tests_forky=(test_slurm_basic test_vm_batch test_user_cannot_drain)
@@ -130,17 +130,11 @@ platform_stage() { # platform_stage SUITE DESCRIPTION TEST...
 		[ $# = 0 ] || tests/cluster/run.sh "$@" || rc=1
 		exit "$rc"' platform-check "$@" 2>&1 |
 		tee "build/platform-$suite.log" || rc=$?
-	# The headline job run from the packages, installed in the root; in
-	# an entry of its own: after another cluster run in the same entry,
-	# unshare's bind of n2's mount namespace fails there with EINVAL.
-	if [ "$debs_rc" = 0 ]; then
-		tests/platform/run.sh --keep "$suite" -- \
-			env SLURM_VM_DEBS=/var/tmp/svm-debs tests/cluster/run.sh test_headline 2>&1 |
-			tee -a "build/platform-$suite.log" || rc=1
-	else
-		echo "platform $suite: the packages failed" | tee -a "build/platform-$suite.log"
-		rc=1
-	fi
+	# The packages (built in the background). The -N2 headline job from
+	# them is not run here: in a platform root the second node's
+	# namespaces fail at random (unshare's bind of n2's mount namespace:
+	# EINVAL; issue #27), and a CI run must not depend on chance.
+	record "platform $suite: the Debian packages (build/platform-$suite-debs.log)" "$debs_rc"
 	record_platform "$suite" "$rc"
 }
 

@@ -309,44 +309,23 @@ _harness_netns_setup() {
 		_harness_cleanup_note "link $veth"
 		# The veth pair is made inside; its outer end goes to this
 		# shell's (the root) network namespace.
-		_harness_node_ns "$node" "$ns" "$nd" "$veth" ||
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		unshare --net="$ns/net" --mount="$ns/mnt" --uts="$ns/uts" \
+			--propagation private -- \
+			sh -ec 'hostname "$1"; ip link set lo up
+				ip link add eth0 mtu 9000 type veth peer name "$5" mtu 9000 netns "$6"
+				ip addr add "$2/24" dev eth0; ip link set eth0 up
+				mkdir -p /run/libvirt /var/lib/libvirt \
+					/var/log/libvirt /var/cache/libvirt
+				mount --bind "$4/run" /run/libvirt
+				mount --bind "$4/lib" /var/lib/libvirt
+				mount --bind "$4/log" /var/log/libvirt
+				mount --bind "$4/cache" /var/cache/libvirt' \
+			ns-setup "$node" "${HARNESS_NODE_ADDR[$node]}" - "$nd/libvirt" "$veth" "$$" \
+			>"$HARNESS_DIR/log/ns-$node.log" 2>&1 &&
+			ip link set "$veth" master "$HARNESS_NET_BRIDGE" up ||
 			harness_die "namespaces of node $node: $(cat "$HARNESS_DIR/log/ns-$node.log")"
 	done
-}
-
-# _harness_node_ns NODE NSDIR NODEDIR VETH: the node's namespaces, bound in
-# NSDIR. unshare's bind of a new mount namespace has failed at random
-# inside a platform root ("mount /proc/PID/ns/mnt on NSDIR/mnt failed:
-# Invalid argument", once in tens of runs; the same call then works): a
-# second try, from scratch, before giving up.
-_harness_node_ns() {
-	local node=$1 ns=$2 nd=$3 veth=$4 try f
-	for try in 1 2; do
-		_harness_node_ns_once "$node" "$ns" "$nd" "$veth" && return 0
-		[ "$try" = 1 ] || return 1
-		echo "harness: node $node's namespaces, again: $(tr '\n' ' ' <"$HARNESS_DIR/log/ns-$node.log")" >&2
-		for f in net mnt uts; do umount "$ns/$f" 2>/dev/null || true; done
-		ip link del "$veth" 2>/dev/null || true
-	done
-}
-
-_harness_node_ns_once() {
-	local node=$1 ns=$2 nd=$3 veth=$4
-	# shellcheck disable=SC2016 # expanded by the inner shell
-	unshare --net="$ns/net" --mount="$ns/mnt" --uts="$ns/uts" \
-		--propagation private -- \
-		sh -ec 'hostname "$1"; ip link set lo up
-			ip link add eth0 mtu 9000 type veth peer name "$5" mtu 9000 netns "$6"
-			ip addr add "$2/24" dev eth0; ip link set eth0 up
-			mkdir -p /run/libvirt /var/lib/libvirt \
-				/var/log/libvirt /var/cache/libvirt
-			mount --bind "$4/run" /run/libvirt
-			mount --bind "$4/lib" /var/lib/libvirt
-			mount --bind "$4/log" /var/log/libvirt
-			mount --bind "$4/cache" /var/cache/libvirt' \
-		ns-setup "$node" "${HARNESS_NODE_ADDR[$node]}" - "$nd/libvirt" "$veth" "$$" \
-		>"$HARNESS_DIR/log/ns-$node.log" 2>&1 &&
-		ip link set "$veth" master "$HARNESS_NET_BRIDGE" up
 }
 
 # harness_node_exec NAME CMD...: CMD in node NAME's namespaces (nodes of
