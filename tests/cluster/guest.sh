@@ -63,6 +63,10 @@ guest_add_to_catalog() {
 	guest_catalog_entry "$@"
 }
 
+# harness.sh's, for a script that sources only this file (test_headline.sh:
+# guest_mpi_ranks_ok, guest_kernel_version).
+HARNESS_REPO=${HARNESS_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+
 # The test guest's cache: this build's agent in tests/guest/cache; with
 # HARNESS_INSTALLED=1 the installed slurm-vm-agent, in a cache of its own.
 guest_cache() {

@@ -15,7 +15,6 @@
 # node, nothing of the cluster after it stopped.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-HARNESS_REPO=$repo # guest.sh's guest_cache, without harness.sh
 . "$repo/tests/cluster/guest.sh" # guest_mpi_ranks_ok, guest_kernel_version
 failures=0
 ok() { echo "ok: $*"; }
