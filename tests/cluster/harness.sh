@@ -310,8 +310,7 @@ _harness_netns_setup() {
 		# The veth pair is made inside; its outer end goes to this
 		# shell's (the root) network namespace.
 		# shellcheck disable=SC2016 # expanded by the inner shell
-		unshare --net="$ns/net" --mount="$ns/mnt" --uts="$ns/uts" \
-			--propagation private -- \
+		_harness_node_unshare "$ns" "$HARNESS_DIR/log/ns-$node.log" \
 			sh -ec 'hostname "$1"; ip link set lo up
 				ip link add eth0 mtu 9000 type veth peer name "$5" mtu 9000 netns "$6"
 				ip addr add "$2/24" dev eth0; ip link set eth0 up
@@ -321,10 +320,41 @@ _harness_netns_setup() {
 				mount --bind "$4/lib" /var/lib/libvirt
 				mount --bind "$4/log" /var/log/libvirt
 				mount --bind "$4/cache" /var/cache/libvirt' \
-			ns-setup "$node" "${HARNESS_NODE_ADDR[$node]}" - "$nd/libvirt" "$veth" "$$" \
-			>"$HARNESS_DIR/log/ns-$node.log" 2>&1 &&
+			ns-setup "$node" "${HARNESS_NODE_ADDR[$node]}" - "$nd/libvirt" "$veth" "$$" &&
 			ip link set "$veth" master "$HARNESS_NET_BRIDGE" up ||
 			harness_die "namespaces of node $node: $(cat "$HARNESS_DIR/log/ns-$node.log")"
+	done
+}
+
+# _harness_node_unshare NSDIR LOG CMD...: CMD in new network, mount and UTS
+# namespaces whose files unshare binds in NSDIR. Linux 6.18 takes namespace
+# ids from per-CPU batches, and refuses (EINVAL) to bind a mount namespace
+# whose id is below the binder's own: inside a platform root (a mount
+# namespace of its own) a node's namespace made on the other CPU fails at
+# random. Ids made on the CPU that made ours are always higher, so each CPU
+# is tried in turn.
+_harness_node_unshare() {
+	local ns=$1 log=$2 cpu cpus=
+	shift 2
+	unshare --net="$ns/net" --mount="$ns/mnt" --uts="$ns/uts" \
+		--propagation private -- "$@" >"$log" 2>&1 && return 0
+	grep -q "ns/mnt on .*Invalid argument" "$log" || return 1
+	cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+	for cpu in $(_harness_cpu_list "$cpus"); do
+		umount "$ns/net" "$ns/uts" 2>/dev/null
+		taskset -c "$cpu" unshare --net="$ns/net" --mount="$ns/mnt" \
+			--uts="$ns/uts" --propagation private -- "$@" \
+			>"$log" 2>&1 && return 0
+		grep -q "ns/mnt on .*Invalid argument" "$log" || return 1
+	done
+	return 1
+}
+
+# _harness_cpu_list LIST: the CPUs of a cpulist ("0-3,8") one per line.
+_harness_cpu_list() {
+	local range
+	for range in ${1//,/ }; do
+		seq "${range%-*}" "${range#*-}"
 	done
 }
 
