@@ -71,12 +71,14 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 
 # The cluster tests each platform runs (the rest run on the host's): the
 # platform's Slurm with the suite's plugins, prolog and epilog, gres/ibvf in
-# slurmd, guests under its libvirtd and qemu (the host's test guest; a
-# Debian 12 and a Debian 13 cloud image with Open MPI over PMIx); and the
-# platform's Debian packages (platform_stage).
+# slurmd, guests under its libvirtd and qemu (the host's test guest; Open MPI
+# over PMIx in a Debian 12 guest on trixie and across two guests of the
+# platform's own cloud image); the platform's Debian packages and the -N2
+# headline job from them (platform_stage).
 platform_tests_trixie=(test_slurm_basic test_gres_plugin test_vm_batch
 	test_user_cannot_drain test_cloud_image test_guest_mix)
-platform_tests_forky=(test_slurm_basic test_vm_batch test_user_cannot_drain)
+platform_tests_forky=(test_slurm_basic test_vm_batch test_user_cannot_drain
+	test_guest_mix)
 
 # Adds a platform run's counts: its make check and its cluster tests.
 record_platform() { # record_platform SUITE STATUS
@@ -119,6 +121,8 @@ platform_stage() { # platform_stage SUITE DESCRIPTION TEST...
 	# The build and the packages of the background job (the build is
 	# made here when that failed: its errors are shown).
 	grep -E "^(platform/|build-debs:)" "build/platform-$suite-debs.log" || true
+	[ ! -f "build/platform-$suite-cloud.rc" ] ||
+		record "$suite cloud image build" "$(cat "build/platform-$suite-cloud.rc")"
 	debs_rc=$(cat "build/platform-$suite-debs.rc" 2>/dev/null || echo 1)
 	[ "$debs_rc" = 0 ] || tail -n 40 "build/platform-$suite-debs.log"
 	# shellcheck disable=SC2016 # expanded inside the root
@@ -171,7 +175,8 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 	rm -f build/guest-image.rc build/cloud-image.rc \
 		build/cloud-trixie-image.rc build/platform-root.rc \
 		build/platform-trixie.rc build/platform-forky.rc \
-		build/platform-trixie-debs.rc build/platform-forky-debs.rc
+		build/platform-trixie-debs.rc build/platform-forky-debs.rc \
+		build/platform-forky-cloud.rc
 	(
 		rc=0
 		tests/guest/build.sh --agent build/agent/slurm-vm-agent || rc=$?
@@ -194,6 +199,10 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 		rc=0
 		nice tests/platform/run.sh --prepare forky || rc=$?
 		echo "$rc" >build/platform-forky.rc
+		# forky's stock image, for its stage's test_guest_mix.sh.
+		rc=0
+		nice tests/guest/build-cloud.sh --suite forky || rc=$?
+		echo "$rc" >build/platform-forky-cloud.rc
 		# Each platform's -Werror build and its packages, in the scratch
 		# overlay its stage goes on in (run.sh --keep): meanwhile the
 		# host's cluster tests, whose guests leave CPU time over.

@@ -21,6 +21,8 @@
 #   guest_mpi_ranks_ok < OUTPUT   the ranks of svm-mpi-allreduce whose
 #                       allreduce and ring sendrecv (from the previous rank)
 #                       both printed ok, as "RANK@HOST ..." in rank order
+#   guest_names_by_rank STEP...  "RANK@HOST ..." of `STEP -l hostname`
+#   guest_ranks_on N RANKS  true when RANKS ("RANK@HOST ...") ran in N guests
 #   guest_jobnet_nothing_left NODE   ok/fail: NODE (of a `harness_start N`
 #                       cluster) keeps no link (bridge, VXLAN, tap) or
 #                       nftables table of any job network
@@ -191,6 +193,19 @@ guest_mpi_ranks_ok() {
 		if (f == ($3 + $5 - 1) % $5) sr[$3] = 1
 	}
 	END { for (r in ar) if (r in sr) print r "@" ar[r] }' | sort -n | tr '\n' ' '
+}
+
+# guest_names_by_rank STEP-CMD... : "RANK@HOST ..." of `STEP-CMD -l hostname`
+# (the guests a step's ranks ran in, in rank order, as guest_mpi_ranks_ok).
+guest_names_by_rank() {
+	"$@" -l hostname 2>/dev/null | sort -n |
+		sed -n 's/^\([0-9]*\): \(.*\)$/\1@\2/p' | tr '\n' ' '
+}
+
+# guest_ranks_on N "RANK@HOST ...": true when the ranks ran in N guests.
+guest_ranks_on() {
+	[ -n "$2" ] && [ "$(tr ' ' '\n' <<<"$2" | sed -n 's/^[0-9]*@//p' |
+		sort -u | wc -l)" = "$1" ]
 }
 
 guest_jobnet_nothing_left() { # guest_jobnet_nothing_left NODE

@@ -7,7 +7,9 @@
 # network's NIC, installs and starts the agent; srun tasks run in it as the
 # user; nothing is left after the job. With the shares on and the spool
 # under root-owned /var/lib (tests/cluster/run.sh), as on a real node: Open
-# MPI over PMIx (srun --mpi=pmix, two ranks), whose PMIx clients get scratch
+# MPI over PMIx (srun --mpi=pmix, two ranks: on Debian 12's Slurm, the
+# image's own platform, in two guests of two nodes, one rank each; on a
+# newer platform, the mix, in one guest), whose PMIx clients get scratch
 # directories that exist in the guest and are the user's (the host's
 # SlurmdSpoolDir paths cannot be made there); a task whose directory is
 # outside the shares (the user's home, which cloud-init made in the guest
@@ -22,9 +24,11 @@ set -uo pipefail
 . "$(dirname "$0")/guest.sh"
 
 user=svmtest
-# One node of its own (namespaces, NodeAddr on the underlay): the job
-# network needs a NodeAddr to carry it.
-HARNESS_NODE_COUNT=1 guest_cluster_start 240 JobNetwork=vxlan JobNetworkUnderlay=eth0
+# Nodes of their own (namespaces, NodeAddr on the underlay): the job network
+# needs a NodeAddr to carry it. Two where the image is the platform's own.
+nodes=1
+[ "${SVM_PLATFORM:-bookworm}" != bookworm ] || nodes=2
+HARNESS_NODE_COUNT=$nodes guest_cluster_start 240 JobNetwork=vxlan JobNetworkUnderlay=eth0
 shutdown_timeout=60
 harness_vmconf_set ShutdownTimeout "$shutdown_timeout"
 harness_vmconf_set SharedDirs "$HARNESS_WORK"
@@ -54,12 +58,12 @@ ready_secs() { # job: "guest ready N.Ns after boot" of the prolog
 	sed -n "s/.*job $1: guest ready \([0-9.]*\)s after boot.*/\1/p" \
 		"$HARNESS_VM_LOG" | tail -n 1
 }
-run_job() { # image tasks: the job id once its guest is ready
+run_job() { # image nodes tasks: the job id once its guests are ready
 	local job
-	job=$(harness_as_user "$user" sbatch --parsable -n"$2" -c1 --mem=1G \
+	job=$(harness_as_user "$user" sbatch --parsable -N"$2" -n"$3" -c1 --mem=1G \
 		--vm-image="$1" --wrap 'sleep 900')
-	harness_wait 300 "job $job's guest ($1)" \
-		grep -q "job $job: guest ready" "$HARNESS_VM_LOG" || {
+	harness_wait 300 "job $job's guests ($1)" sh -c \
+		"[ \$(grep -c 'job $job: guest ready' '$HARNESS_VM_LOG') -ge $2 ]" || {
 		grep "job $job" "$HARNESS_VM_LOG" | tail -n 30 >&2
 		harness_die "no guest for job $job ($1)"
 	}
@@ -79,7 +83,7 @@ mpicc.openmpi -O2 -o "$work/svm-ompi-allreduce" \
 	harness_die "mpicc.openmpi failed"
 chmod 0755 "$work/svm-ompi-allreduce"
 
-job=$(run_job debian12 2)
+job=$(run_job debian12 "$nodes" 2)
 cloud_ready=$(ready_secs "$job")
 
 want=$(id "$user")
@@ -141,20 +145,22 @@ step "$job" -n1 sh -c 'echo "uptime $(cut -d" " -f1 /proc/uptime) s at this task
 # directories Slurm's PMIx server hands out (under SlurmdSpoolDir).
 spool=$(scontrol show config | sed -n 's/^SlurmdSpoolDir *= *//p')
 out=$(step "$job" --mpi=pmix -n2 --chdir="$work" ./svm-ompi-allreduce 2>&1) || true
-ghost=$(step "$job" -n1 hostname 2>/dev/null) || true
-if [ -n "$ghost" ] && [ "$(guest_mpi_ranks_ok <<<"$out")" = "0@$ghost 1@$ghost " ] &&
+want=$(guest_names_by_rank step "$job" -n2)
+if guest_ranks_on "$nodes" "$want" && [ "$(guest_mpi_ranks_ok <<<"$out")" = "$want" ] &&
 	grep -q '^mpi: Open MPI v4' <<<"$out"; then
-	ok "Open MPI over PMIx in the cloud guest (shares on, spool $spool): ranks 0 and 1 on $ghost"
+	ok "Open MPI over PMIx in $nodes cloud guest(s) (shares on, spool $spool): ranks $want"
 else
-	fail "Open MPI over PMIx in the cloud guest (spool $spool, guest '$ghost'):"
+	fail "Open MPI over PMIx in $nodes cloud guest(s) (spool $spool, ranks on '$want'):"
 	sed 's/^/    /' <<<"$out"
 fi
 
 scancel "$job"
 harness_wait 120 "job $job to end" bash -c "! squeue -h -j $job | grep -q ." || true
-harness_wait $((shutdown_timeout + 30)) "job $job's epilog" bash -c "[ ! -e '$HARNESS_DIR/nodes/n1/vm/state/job-$job.0' ]" || true
-guest_nothing_left "$job" n1
-guest_jobnet_nothing_left n1
+for n in $(seq "$nodes"); do
+	harness_wait $((shutdown_timeout + 30)) "job $job's epilog on n$n" bash -c "[ ! -e '$HARNESS_DIR/nodes/n$n/vm/state/job-$job.0' ]" || true
+	guest_nothing_left "$job" "n$n"
+	guest_jobnet_nothing_left "n$n"
+done
 guest_node_up "the cloud image's job"
 
 # The guest shut down on the ACPI power button: the epilog's DOMAIN phase
@@ -170,7 +176,7 @@ else
 fi
 
 # The busybox test guest in the same run, for the comparison.
-bjob=$(run_job testguest 1)
+bjob=$(run_job testguest 1 1)
 busybox_ready=$(ready_secs "$bjob")
 scancel "$bjob"
 echo "# boot-to-ready (TCG): debian12 cloud image ${cloud_ready}s, busybox test guest ${busybox_ready}s"

@@ -1,21 +1,31 @@
 #!/bin/bash
-# cluster-timeout: 420
-# A guest of another Debian release than the host: the Debian 13 cloud image
+# cluster-timeout: 480
+# A guest of a newer Debian release: the Debian 13 cloud image
 # (tests/guest/build-cloud.sh --suite trixie: Open MPI 5, PMIx 5, netplan
 # with systemd-networkd) on this Slurm 22.05 node, whose mpi/pmix plugin
 # serves PMIx 4.2. One job, one guest, two tasks: the program is compiled in
 # the guest with its own mpicc (the host's is Debian 12's Open MPI 4, and a
 # user builds for the image they run), then `srun --mpi=pmix -n2` runs it,
 # the guest's PMIx 5 clients against the host's PMIx 4 server through the
-# agent's relay: allreduce and ring ok for both ranks, and Open MPI v5.
-# On the trixie platform (tests/platform/run.sh) the same image meets
-# Slurm 24.11's PMIx 5 server.
+# agent's relay: allreduce and ring ok for both ranks, and the image's
+# Open MPI major. On a platform (tests/platform/run.sh) the image is that
+# platform's own stock one (trixie: Debian 13 on Slurm 24.11's PMIx 5;
+# forky: forky's on 26.05's PMIx 7, Open MPI 6), and the job is two nodes,
+# one guest and one rank each: Open MPI across two guests over the job
+# network, the program in the shared directory.
 set -uo pipefail
 . "$(dirname "$0")/harness.sh"
 . "$(dirname "$0")/guest.sh"
 
 user=svmtest
-HARNESS_NODE_COUNT=1 guest_cluster_start 300 JobNetwork=vxlan JobNetworkUnderlay=eth0
+platform=${SVM_PLATFORM:-bookworm}
+suite=trixie name=debian13 ompi=5
+[ "$platform" != forky ] || suite=forky name=forky ompi=6
+# The platform's own image: across two guests; a newer one than the host's:
+# the mix, in one.
+nodes=1
+[ "$suite" != "$platform" ] || nodes=2
+HARNESS_NODE_COUNT=$nodes guest_cluster_start 300 JobNetwork=vxlan JobNetworkUnderlay=eth0
 harness_vmconf_set ShutdownTimeout 60
 harness_vmconf_set SharedDirs "$HARNESS_WORK"
 work=$HARNESS_WORK/$user
@@ -23,31 +33,32 @@ mkdir -p "$work"
 chown "$user:" "$work"
 
 # tests/run-all.sh builds it while the unit tests run; found up to date here.
-# HARNESS_CLOUD_TRIXIE_DIR: made beforehand (tests/platform/run.sh binds the
-# host's in).
+# HARNESS_CLOUD_TRIXIE_DIR, HARNESS_CLOUD_FORKY_DIR: made beforehand
+# (tests/platform/run.sh binds the host's in).
 t0=$(date +%s)
-if [ -n "${HARNESS_CLOUD_TRIXIE_DIR:-}" ]; then
-	cloud=$HARNESS_CLOUD_TRIXIE_DIR/debian13.qcow2
-	[ -f "$cloud" ] || harness_die "HARNESS_CLOUD_TRIXIE_DIR: no $cloud"
+dir_var=HARNESS_CLOUD_${suite^^}_DIR
+if [ -n "${!dir_var:-}" ]; then
+	cloud=${!dir_var}/$name.qcow2
+	[ -f "$cloud" ] || harness_die "$dir_var: no $cloud"
 else
-	cloud=$("$HARNESS_REPO/tests/guest/build-cloud.sh" --suite trixie \
-		2>"$HARNESS_DIR/log/cloud-trixie-build.log") || {
-		tail -20 "$HARNESS_DIR/log/cloud-trixie-build.log" >&2
-		harness_die "tests/guest/build-cloud.sh --suite trixie failed"
+	cloud=$("$HARNESS_REPO/tests/guest/build-cloud.sh" --suite "$suite" \
+		2>"$HARNESS_DIR/log/cloud-$suite-build.log") || {
+		tail -20 "$HARNESS_DIR/log/cloud-$suite-build.log" >&2
+		harness_die "tests/guest/build-cloud.sh --suite $suite failed"
 	}
 fi
-echo "# trixie image: $(($(date +%s) - t0)) s to build or check"
-image=$HARNESS_IMAGES/debian13.qcow2
+echo "# $suite image: $(($(date +%s) - t0)) s to build or check"
+image=$HARNESS_IMAGES/$name.qcow2
 cp "$cloud" "$image"
 chmod 0644 "$image"
-harness_add_catalog_image debian13 "$image" qcow2
+harness_add_catalog_image "$name" "$image" qcow2
 
-job=$(harness_as_user "$user" sbatch --parsable -n2 -c1 --mem=1G \
-	--vm-image=debian13 --wrap 'sleep 900')
-harness_wait 360 "job $job's guest (debian13)" \
-	grep -q "job $job: guest ready" "$HARNESS_VM_LOG" || {
+job=$(harness_as_user "$user" sbatch --parsable -N"$nodes" -n2 -c1 --mem=1G \
+	--vm-image="$name" --wrap 'sleep 900')
+harness_wait 420 "job $job's guests ($name)" sh -c \
+	"[ \$(grep -c 'job $job: guest ready' '$HARNESS_VM_LOG') -ge $nodes ]" || {
 	grep "job $job" "$HARNESS_VM_LOG" | tail -n 30 >&2
-	harness_die "no guest for job $job (debian13)"
+	harness_die "no guests for job $job ($name)"
 }
 step() { # srun-args...
 	harness_as_user "$user" timeout 180 srun --jobid="$job" --overlap -O \
@@ -56,26 +67,28 @@ step() { # srun-args...
 
 cp "$HARNESS_REPO/tests/guest/files/mpi_allreduce.c" "$work/"
 chown "$user:" "$work/mpi_allreduce.c"
-out=$(step -n1 sh -c '. /etc/os-release; echo "VERSION_ID=$VERSION_ID"; mpicc -O2 -o svm-ompi5-allreduce mpi_allreduce.c && echo built' 2>&1) || true
-if grep -qx 'VERSION_ID=13' <<<"$out" && grep -qx built <<<"$out"; then
-	ok "the job compiled the MPI program in the Debian 13 guest with its mpicc"
+out=$(step -n1 sh -c '. /etc/os-release; echo "ID=$VERSION_CODENAME"; mpicc -O2 -o svm-ompi-allreduce mpi_allreduce.c && echo built' 2>&1) || true
+if grep -qx "ID=$suite" <<<"$out" && grep -qx built <<<"$out"; then
+	ok "the job compiled the MPI program in the $suite guest with its mpicc"
 else
-	fail "compiling in the guest: $out"
+	fail "compiling in the $suite guest: $out"
 fi
 
-out=$(step --mpi=pmix -n2 ./svm-ompi5-allreduce 2>&1) || true
-ghost=$(step -n1 hostname 2>/dev/null) || true
-if [ -n "$ghost" ] && [ "$(guest_mpi_ranks_ok <<<"$out")" = "0@$ghost 1@$ghost " ] &&
-	grep -q '^mpi: Open MPI v5' <<<"$out"; then
-	ok "Open MPI 5 (PMIx 5 client) over slurmd $(slurmd -V | cut -d' ' -f2)'s PMIx server: ranks 0 and 1 on $ghost"
+out=$(step --mpi=pmix -n2 ./svm-ompi-allreduce 2>&1) || true
+want=$(guest_names_by_rank step -n2)
+if guest_ranks_on "$nodes" "$want" && [ "$(guest_mpi_ranks_ok <<<"$out")" = "$want" ] &&
+	grep -q "^mpi: Open MPI v$ompi" <<<"$out"; then
+	ok "Open MPI $ompi over slurmd $(slurmd -V | cut -d' ' -f2)'s PMIx server in $nodes $suite guest(s): ranks $want"
 else
-	fail "Open MPI 5 over PMIx in the trixie guest (guest '$ghost'):"
+	fail "Open MPI $ompi over PMIx in $nodes $suite guest(s) (ranks on '$want'):"
 	sed 's/^/    /' <<<"$out"
 fi
 
 scancel "$job"
 harness_wait 120 "job $job to end" bash -c "! squeue -h -j $job | grep -q ." || true
-harness_wait 90 "job $job's epilog" bash -c "[ ! -e '$HARNESS_DIR/nodes/n1/vm/state/job-$job.0' ]" || true
-guest_nothing_left "$job" n1
-guest_node_up "the trixie guest's job"
+for n in $(seq "$nodes"); do
+	harness_wait 90 "job $job's epilog on n$n" bash -c "[ ! -e '$HARNESS_DIR/nodes/n$n/vm/state/job-$job.0' ]" || true
+	guest_nothing_left "$job" "n$n"
+done
+guest_node_up "the $suite guests' job"
 [ "$failures" = 0 ]

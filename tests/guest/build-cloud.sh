@@ -3,7 +3,8 @@
 # mmdebstrap: what a centre or a collaborator would hand a user, with nothing
 # of slurm-vm in it (the agent comes from the seed).
 #
-#   tests/guest/build-cloud.sh [--suite bookworm|trixie] [--force] [--out DIR]
+#   tests/guest/build-cloud.sh [--suite bookworm|trixie|forky] [--force]
+#                              [--out DIR]
 #
 # --suite trixie builds the Debian 13 equivalent, debian13.qcow2 in
 # tests/guest/cache-cloud-trixie/: Open MPI 5 and PMIx 5, netplan.io with
@@ -12,7 +13,9 @@
 # libopenmpi-dev, so that a job compiles its MPI program for the guest's
 # Open MPI (the host's is Debian 12's Open MPI 4). Its package versions come
 # from the mirror's Packages indexes of trixie (the host's apt knows
-# bookworm only).
+# bookworm only). --suite forky likewise builds forky.qcow2 in
+# tests/guest/cache-cloud-forky/ (Open MPI 6, PMIx 7, cloud-init 26) from
+# forky's main (its Release file is past its Valid-Until date: not checked).
 #
 # Output (default tests/guest/cache-cloud/, gitignored), printed:
 #   debian12.qcow2  one disk: MBR partition table, GRUB 2 (i386-pc) in the
@@ -69,7 +72,7 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	--suite)
-		[ $# -ge 2 ] || die "--suite needs bookworm or trixie"
+		[ $# -ge 2 ] || die "--suite needs bookworm, trixie or forky"
 		suite=$2
 		shift 2
 		;;
@@ -87,14 +90,25 @@ bookworm)
 	pkgs="$common_pkgs ifupdown isc-dhcp-client"
 	image_name=debian12.qcow2
 	;;
-trixie)
+trixie | forky)
 	pkgs="$common_pkgs netplan.io systemd-resolved gcc libc6-dev
 	libopenmpi-dev"
 	image_name=debian13.qcow2
-	[ "$out" != "$here/cache-cloud" ] || out=$here/cache-cloud-trixie
+	[ "$suite" = trixie ] || image_name=forky.qcow2
+	[ "$out" != "$here/cache-cloud" ] || out=$here/cache-cloud-$suite
 	;;
-*) die "--suite $suite: bookworm or trixie" ;;
+*) die "--suite $suite: bookworm, trixie or forky" ;;
 esac
+# The suite's apt sources and their Packages indexes: forky's main only
+# (as the platform roots), whose Release is past its Valid-Until date.
+sources=("deb $mirror $suite main" "deb $mirror $suite-updates main"
+	"deb $security $suite-security main")
+indexes=("$mirror/dists/$suite/main" "$mirror/dists/$suite-updates/main"
+	"$security/dists/$suite-security/main")
+if [ "$suite" = forky ]; then
+	sources=("deb [check-valid-until=no] $mirror $suite main")
+	indexes=("$mirror/dists/$suite/main")
+fi
 
 for tool in mmdebstrap apt-cache grub-mkimage sfdisk mke2fs qemu-img \
 	sha256sum; do
@@ -106,10 +120,9 @@ done
 # "pkg=version" lines, one per package and index that has it.
 suite_versions() { # the suite's Packages indexes on the mirror
 	local url
-	for url in "$mirror/dists/$suite/main/binary-amd64/Packages.xz" \
-		"$mirror/dists/$suite-updates/main/binary-amd64/Packages.xz" \
-		"$security/dists/$suite-security/main/binary-amd64/Packages.xz"; do
-		curl -fsSL "$url" | xz -dc ||
+	local url
+	for url in "${indexes[@]}"; do
+		curl -fsSL "$url/binary-amd64/Packages.xz" | xz -dc ||
 			die "cannot read $url (SVM_DEBIAN_MIRROR?)"
 	done | awk -v want=" $(tr -s ' \t\n' '   ' <<<"$pkgs") " '
 		/^Package: / { p = $2 }
@@ -164,9 +177,9 @@ include=$(printf '%s,' $pkgs)
 network_hook=()
 [ "$suite" != bookworm ] ||
 	network_hook=(--customize-hook='printf "auto lo\niface lo inet loopback\n\nsource /etc/network/interfaces.d/*\n" >"$1/etc/network/interfaces"')
-# trixie: netplan's generator writes systemd-networkd's files from what
+# trixie and forky: netplan's generator writes systemd-networkd's files from what
 # cloud-init renders; networkd and resolved are enabled, as in Debian's image.
-[ "$suite" != trixie ] ||
+[ "$suite" = bookworm ] ||
 	network_hook=(--customize-hook='chroot "$1" systemctl enable systemd-networkd systemd-resolved')
 mmdebstrap --mode=root --variant=important --format=directory \
 	--components=main --include="${include%,}" \
@@ -175,9 +188,7 @@ mmdebstrap --mode=root --variant=important --format=directory \
 	--customize-hook=': >"$1/etc/machine-id"; rm -f "$1/var/lib/dbus/machine-id" "$1"/etc/ssh/ssh_host_*' \
 	"${network_hook[@]}" \
 	--customize-hook='rm -rf "$1"/var/cache/apt/*.bin "$1"/var/lib/apt/lists/*_Packages' \
-	"$suite" "$root" \
-	"deb $mirror $suite main" "deb $mirror $suite-updates main" \
-	"deb $security $suite-security main" >&2 ||
+	"$suite" "$root" "${sources[@]}" >&2 ||
 	die "mmdebstrap failed (mirror reachable? see above)"
 
 kimg=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' | head -n 1)

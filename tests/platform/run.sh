@@ -26,7 +26,8 @@
 # agent: a static program, the same source, independent of the platform's
 # libraries), bound in read-only as HARNESS_GUEST_DIR; likewise the stock
 # cloud images when they were built (tests/guest/cache-cloud:
-# HARNESS_CLOUD_DIR, cache-cloud-trixie: HARNESS_CLOUD_TRIXIE_DIR). Build
+# HARNESS_CLOUD_DIR, cache-cloud-trixie and -forky:
+# HARNESS_CLOUD_TRIXIE_DIR and HARNESS_CLOUD_FORKY_DIR). Build
 # them first.
 #
 # Environment: SVM_ROOT_CACHE as for root.sh (the cluster roots go in its
@@ -88,7 +89,9 @@ guest=$src/tests/guest/cache
 [ -f "$guest/stamp" ] && binds+=(--bind "$guest:/var/tmp/svm-guest")
 cloud=$src/tests/guest/cache-cloud
 [ -d "$cloud" ] && binds+=(--bind "$cloud:/var/tmp/svm-cloud")
-[ -d "$cloud-trixie" ] && binds+=(--bind "$cloud-trixie:/var/tmp/svm-cloud-trixie")
+for s in trixie forky; do
+	[ ! -d "$cloud-$s" ] || binds+=(--bind "$cloud-$s:/var/tmp/svm-cloud-$s")
+done
 # gres/ibvf is built from the suite's Slurm source (slurm-source.sh, cached);
 # where the mirror has none (status 3: forky's 26.05.5) without it.
 slurm_source="" rc=0
@@ -139,5 +142,7 @@ export BUILD_DIR=/var/tmp/svm-build SVM_PLATFORM=$SVM_SUITE
 [ ! -d /var/tmp/svm-cloud ] || export HARNESS_CLOUD_DIR=/var/tmp/svm-cloud
 [ ! -d /var/tmp/svm-cloud-trixie ] ||
 	export HARNESS_CLOUD_TRIXIE_DIR=/var/tmp/svm-cloud-trixie
+[ ! -d /var/tmp/svm-cloud-forky ] ||
+	export HARNESS_CLOUD_FORKY_DIR=/var/tmp/svm-cloud-forky
 exec "$@"
 ' svm-platform "$@"
