@@ -6,7 +6,7 @@
 # installed Debian packages).
 #
 #   tests/run-all.sh            everything
-#   FUZZ_SECONDS=N              seconds per fuzz target (default 10)
+#   FUZZ_SECONDS=N              seconds per fuzz target (default 6)
 #   SKIP_CLUSTER=1              unit tests, sanitizers and fuzzing only
 #   SLURM_SOURCE_DIR=DIR        where the configured Slurm source tree for
 #                               gres/ibvf is kept (default under
@@ -15,7 +15,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-fuzz_seconds=${FUZZ_SECONDS:-10}
+fuzz_seconds=${FUZZ_SECONDS:-6}
 jobs=$(nproc)
 passed=0
 failed=0
@@ -77,8 +77,10 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 # headline job from them (platform_stage).
 platform_tests_trixie=(test_slurm_basic test_gres_plugin test_vm_batch
 	test_user_cannot_drain test_cloud_image test_guest_mix)
-platform_tests_forky=(test_slurm_basic test_vm_batch test_user_cannot_drain
-	test_guest_mix)
+# forky's own image (build-cloud.sh --suite forky) is not among them yet:
+# under TCG here it boots in over 250 s alone, and one of two guests of a
+# -N2 job stopped before its agent was ready (issue #27).
+platform_tests_forky=(test_slurm_basic test_vm_batch test_user_cannot_drain)
 
 # Adds a platform run's counts: its make check and its cluster tests.
 record_platform() { # record_platform SUITE STATUS
@@ -107,13 +109,14 @@ images_wait() { # images_wait FILE
 	done
 }
 
-# A platform's stage: tests/platform/run.sh SUITE runs make check and the
-# cluster tests TEST... in the suite's root (prepared in the background).
+# A platform's stage: the build, packages and make check of the background
+# job in the suite's root; tests/platform/run.sh SUITE runs the cluster tests
+# TEST... there and the headline job from the packages.
 platform_stage() { # platform_stage SUITE DESCRIPTION TEST...
 	local suite=$1 rc=0 debs_rc
 	stage "platform $suite: $2 (tests/platform/run.sh)"
 	shift 2
-	images_wait "build/platform-$suite-debs.rc"
+	images_wait "build/platform-$suite-check.rc"
 	if [ "$(cat "build/platform-$suite.rc" 2>/dev/null || echo 1)" != 0 ]; then
 		record "platform $suite: root (see build/guest-images.log)" 1
 		return
@@ -121,17 +124,16 @@ platform_stage() { # platform_stage SUITE DESCRIPTION TEST...
 	# The build and the packages of the background job (the build is
 	# made here when that failed: its errors are shown).
 	grep -E "^(platform/|build-debs:)" "build/platform-$suite-debs.log" || true
-	[ ! -f "build/platform-$suite-cloud.rc" ] ||
-		record "$suite cloud image build" "$(cat "build/platform-$suite-cloud.rc")"
 	debs_rc=$(cat "build/platform-$suite-debs.rc" 2>/dev/null || echo 1)
 	[ "$debs_rc" = 0 ] || tail -n 40 "build/platform-$suite-debs.log"
+	# make check's counts go into this stage's log.
+	{ grep -v "^platform/" "build/platform-$suite-check.log" || true; } |
+		tee "build/platform-$suite.log"
+	[ "$(cat "build/platform-$suite-check.rc" 2>/dev/null || echo 1)" = 0 ] || rc=1
 	# shellcheck disable=SC2016 # expanded inside the root
 	tests/platform/run.sh --keep "$suite" -- bash -c '
 		rc=0 debs_rc=$1
 		shift
-		make -C "$BUILD_DIR" -j"$(nproc)" check >"$BUILD_DIR/check.log" 2>&1 || rc=$?
-		grep -E "^# (TOTAL|PASS|SKIP|FAIL|ERROR):" "$BUILD_DIR/check.log"
-		[ "$rc" = 0 ] || { cat "$BUILD_DIR/test-suite.log"; echo "unit tests failed"; }
 		[ $# = 0 ] || tests/cluster/run.sh "$@" || rc=1
 		# The -N2 headline job from the packages (installed in the
 		# root, purged afterwards).
@@ -139,7 +141,7 @@ platform_stage() { # platform_stage SUITE DESCRIPTION TEST...
 			SLURM_VM_DEBS=/var/tmp/svm-debs tests/cluster/run.sh test_headline || rc=1
 		fi
 		exit "$rc"' platform-check "$debs_rc" "$@" 2>&1 |
-		tee "build/platform-$suite.log" || rc=$?
+		tee -a "build/platform-$suite.log" || rc=$?
 	record "platform $suite: the Debian packages (build/platform-$suite-debs.log)" "$debs_rc"
 	record_platform "$suite" "$rc"
 }
@@ -176,7 +178,8 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 		build/cloud-trixie-image.rc build/platform-root.rc \
 		build/platform-trixie.rc build/platform-forky.rc \
 		build/platform-trixie-debs.rc build/platform-forky-debs.rc \
-		build/platform-forky-cloud.rc
+		build/platform-trixie-check.rc \
+		build/platform-forky-check.rc
 	(
 		rc=0
 		tests/guest/build.sh --agent build/agent/slurm-vm-agent || rc=$?
@@ -199,13 +202,10 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 		rc=0
 		nice tests/platform/run.sh --prepare forky || rc=$?
 		echo "$rc" >build/platform-forky.rc
-		# forky's stock image, for its stage's test_guest_mix.sh.
-		rc=0
-		nice tests/guest/build-cloud.sh --suite forky || rc=$?
-		echo "$rc" >build/platform-forky-cloud.rc
-		# Each platform's -Werror build and its packages, in the scratch
-		# overlay its stage goes on in (run.sh --keep): meanwhile the
-		# host's cluster tests, whose guests leave CPU time over.
+		# Each platform's -Werror build, its packages and its unit
+		# tests, in the scratch overlay its stage goes on in (run.sh
+		# --keep): meanwhile the host's cluster tests, whose guests
+		# leave CPU time over.
 		for suite in trixie forky; do
 			rc=0
 			[ "$(cat "build/platform-$suite.rc")" = 0 ] &&
@@ -214,6 +214,17 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 					/var/tmp/svm-debs >"build/platform-$suite-debs.log" 2>&1 ||
 				rc=$?
 			echo "$rc" >"build/platform-$suite-debs.rc"
+			rc=0
+			# shellcheck disable=SC2016 # expanded inside the root
+			[ "$(cat "build/platform-$suite.rc")" = 0 ] &&
+				nice tests/platform/run.sh --keep "$suite" -- bash -c '
+					rc=0
+					make -C "$BUILD_DIR" -j"$(nproc)" check >"$BUILD_DIR/check.log" 2>&1 || rc=$?
+					grep -E "^# (TOTAL|PASS|SKIP|FAIL|ERROR):" "$BUILD_DIR/check.log"
+					[ "$rc" = 0 ] || { cat "$BUILD_DIR/test-suite.log"; echo "unit tests failed"; }
+					exit "$rc"' >"build/platform-$suite-check.log" 2>&1 ||
+				rc=$?
+			echo "$rc" >"build/platform-$suite-check.rc"
 		done
 	) >build/guest-images.log 2>&1 </dev/null &
 	images_pid=$!
