@@ -480,9 +480,8 @@ static enum prolog_result prolog_check_shares(struct prolog *p)
 	p->share_transport = SHARED_DIR_9P;
 	if (n && share_transport_resolve(&p->conf, &p->share_transport, why,
 					 sizeof(why)) < 0) {
-		log_error("job %u: SharedDirs: %s: install the Rust virtiofsd "
-			  "or set SharedDirTransport=9p (slurm-vm "
-			  "check-config)",
+		log_error("job %u: SharedDirs: %s: guests cannot mount the "
+			  "shares; fix vm.conf as slurm-vm check-config says",
 			  p->req.job_id, why);
 		return PROLOG_NODE_FAULT;
 	}

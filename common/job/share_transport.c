@@ -97,7 +97,7 @@ int share_transport_choose(enum shared_dir_transport want,
 	snprintf(why, why_len,
 		 "SharedDirTransport=virtiofs, but VirtiofsdPath=%s %s", path,
 		 unusable);
-	return -EINVAL;
+	return kind == VIRTIOFSD_RUST ? -EOPNOTSUPP : -EINVAL;
 }
 
 int share_transport_resolve(const struct vmconf *conf,

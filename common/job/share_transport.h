@@ -30,8 +30,9 @@ enum virtiofsd_kind virtiofsd_identify(const char *path);
 
 /* The transport in effect for @want with the virtiofsd @kind at @path, when
  * the prolog starts virtiofsd (@served) or not: SHARED_DIR_9P or
- * SHARED_DIR_VIRTIOFS in *@out and 0, or -EINVAL when @want is virtiofs and
- * it cannot be had; @why says which and why, in words for the admin. */
+ * SHARED_DIR_VIRTIOFS in *@out and 0; when @want is virtiofs and it cannot
+ * be had, -EINVAL (no Rust virtiofsd at @path) or -EOPNOTSUPP (the prolog
+ * does not start it). @why says which and why, in words for the admin. */
 int share_transport_choose(enum shared_dir_transport want,
 			   enum virtiofsd_kind kind, const char *path,
 			   bool served, enum shared_dir_transport *out,

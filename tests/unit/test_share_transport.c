@@ -118,7 +118,7 @@ static void test_choose(void **state)
 		  "VirtiofsdPath=/v is missing or not an executable file" },
 		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_UNKNOWN, true, -EINVAL,
 		  SHARED_DIR_9P, "does not say it is the Rust virtiofsd" },
-		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_RUST, false, -EINVAL,
+		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_RUST, false, -EOPNOTSUPP,
 		  SHARED_DIR_9P,
 		  "is the Rust virtiofsd, but this build's prolog does not "
 		  "start it yet" },
