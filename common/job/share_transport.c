@@ -38,6 +38,9 @@ enum virtiofsd_kind virtiofsd_identify(const char *path)
 	if (!path || stat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    access(path, X_OK) < 0)
 		return VIRTIOFSD_MISSING;
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return VIRTIOFSD_UNSAFE;
 	if (run_wait(argv, VIRTIOFSD_VERSION_TIMEOUT_S, out, sizeof(out)) != 0)
 		return VIRTIOFSD_UNKNOWN;
 	return virtiofsd_kind_of_version(out);
@@ -57,6 +60,9 @@ static const char *virtiofsd_unusable(enum virtiofsd_kind kind, bool served)
 	case VIRTIOFSD_C:
 		return "is qemu's C virtiofsd, which must run as root (slurm-vm "
 		       "runs virtiofsd as the job user)";
+	case VIRTIOFSD_UNSAFE:
+		return "is not root's or is writable by group or others (the "
+		       "prolog would run it as root): not run";
 	case VIRTIOFSD_UNKNOWN:
 		return "does not say it is the Rust virtiofsd (`--version` "
 		       "prints no \"virtiofsd backend\")";

@@ -18,6 +18,8 @@ enum virtiofsd_kind {
 	VIRTIOFSD_RUST,	       /* gitlab virtio-fs/virtiofsd: unprivileged */
 	VIRTIOFSD_C,	       /* qemu's tools/virtiofsd: root only */
 	VIRTIOFSD_UNKNOWN,     /* runs, but says it is neither */
+	VIRTIOFSD_UNSAFE,      /* another's than root's, or writable by group
+				  or others: not run */
 };
 
 /* What `virtiofsd --version` printed (@text) says the program is: the Rust
@@ -25,7 +27,9 @@ enum virtiofsd_kind {
  * qemu's C one "virtiofsd version X.Y.Z (...)" and libfuse's "using FUSE
  * kernel interface version N.M". */
 enum virtiofsd_kind virtiofsd_kind_of_version(const char *text);
-/* Runs `@path --version` (argv only, bounded in time). */
+/* Runs `@path --version` (argv only, bounded in time), only when the file
+ * is root's (or the caller's) and not writable by group or others: the
+ * prolog runs it as root. */
 enum virtiofsd_kind virtiofsd_identify(const char *path);
 
 /* The transport in effect for @want with the virtiofsd @kind at @path, when

@@ -68,12 +68,15 @@ static void test_identify(void **state)
 	char *c = fake_virtiofsd("c", C_VERSION, 0755);
 	char *other = fake_virtiofsd("other", "1.0\n", 0755);
 	char *noexec = fake_virtiofsd("noexec", RUST_VERSION, 0644);
+	char *writable = fake_virtiofsd("writable", RUST_VERSION, 0775);
 
 	(void)state;
 	assert_int_equal(virtiofsd_identify(rust), VIRTIOFSD_RUST);
 	assert_int_equal(virtiofsd_identify(c), VIRTIOFSD_C);
 	assert_int_equal(virtiofsd_identify(other), VIRTIOFSD_UNKNOWN);
 	assert_int_equal(virtiofsd_identify(noexec), VIRTIOFSD_MISSING);
+	/* one the group may change is not run (the prolog is root) */
+	assert_int_equal(virtiofsd_identify(writable), VIRTIOFSD_UNSAFE);
 	assert_int_equal(virtiofsd_identify(dir), VIRTIOFSD_MISSING);
 	assert_int_equal(virtiofsd_identify("/nonexistent/virtiofsd"),
 			 VIRTIOFSD_MISSING);
@@ -86,6 +89,7 @@ static void test_identify(void **state)
 	free(c);
 	free(other);
 	free(noexec);
+	free(writable);
 }
 
 /* 9p is 9p; virtiofs only by a Rust virtiofsd the prolog starts, else
@@ -116,6 +120,10 @@ static void test_choose(void **state)
 		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_MISSING, true, -EINVAL,
 		  SHARED_DIR_9P,
 		  "VirtiofsdPath=/v is missing or not an executable file" },
+		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_UNSAFE, true, -EINVAL,
+		  SHARED_DIR_9P,
+		  "VirtiofsdPath=/v is not root's or is writable by group or "
+		  "others (the prolog would run it as root): not run" },
 		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_UNKNOWN, true, -EINVAL,
 		  SHARED_DIR_9P, "does not say it is the Rust virtiofsd" },
 		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_RUST, false, -EOPNOTSUPP,
