@@ -31,6 +31,7 @@
 #include "hw/ibpart.h"
 #include "hw/placement.h"
 #include "job/image.h"
+#include "job/share_transport.h"
 #include "net/jobnet.h"
 #include "core/log.h"
 #include "hw/slurm_map.h"
@@ -1030,12 +1031,42 @@ static int share_parent_unsafe(const char *share, char *bad, size_t size)
 	return 0;
 }
 
+/* SharedDirTransport=: the transport in effect and why; virtiofs without
+ * a virtiofsd slurm-vm can run as the job user (the prolog drains the node
+ * then). 9p in @t when none can be had. */
+static void check_share_transport(struct checker *c, const struct vmconf *vc,
+				  enum shared_dir_transport *t)
+{
+	char why[1024];
+	int r = share_transport_resolve(vc, t, why, sizeof(why));
+
+	if (r == 0)
+		check_ok("SharedDirs: served over %s (%s)",
+			 share_transport_name(*t), why);
+	else
+		check_problem(
+			c,
+			r == -EOPNOTSUPP
+				? "set SharedDirTransport=9p or auto "
+				  "until slurm-vm starts virtiofsd "
+				  "(issue #28)"
+				: "install the Rust virtiofsd (Debian 13, "
+				  "RHEL 9: package virtiofsd) and set "
+				  "VirtiofsdPath= to it, or set "
+				  "SharedDirTransport=9p",
+			"SharedDirs: %s: the prolog drains the node", why);
+}
+
 /* SharedDirs=: each share is there and a directory (the prolog drains the
  * node otherwise), in directories no user can change. */
 static void check_shares(struct checker *c, const struct vmconf *vc)
 {
 	size_t n = vmconf_n_shared_dirs(vc);
 	char parent[SHARED_DIR_PATH_MAX + 1];
+	enum shared_dir_transport t = SHARED_DIR_9P;
+
+	if (n || vc->shared_dir_transport != SHARED_DIR_9P)
+		check_share_transport(c, vc, &t);
 
 	for (size_t i = 0; i < n; i++) {
 		const char *d = vc->shared_dirs[i];
@@ -1059,8 +1090,8 @@ static void check_shares(struct checker *c, const struct vmconf *vc)
 				      d, parent);
 		else
 			check_ok("SharedDirs: %s is shared with the guests "
-				 "over 9p, as the job user",
-				 d);
+				 "over %s, as the job user",
+				 d, share_transport_name(t));
 	}
 }
 

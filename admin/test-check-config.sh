@@ -15,6 +15,8 @@
 #    around '=', implied Alloc, several Prolog= lines, RunInJob refused,
 #    PrologTimeout, and mpi/pmix's library of the release;
 #  - gres.conf Cores= splitting a socket (Slurm 24.11 and later);
+#  - SharedDirTransport=: the transport in effect; virtiofs refused with
+#    the reason (no virtiofsd, qemu's C one, not started by the prolog);
 #  - (as root) libvirt's qemu directory 0750, as libvirt-daemon-system
 #    leaves it, and a closed directory above it: tried as nobody.
 # Run from the build directory (automake sets $srcdir).
@@ -239,6 +241,48 @@ else
 		fail "the gres.conf line not checked"
 fi
 rm "$cc/gres.conf"
+
+# SharedDirTransport=: the transport in effect, and why; virtiofs refused
+# with the reason where VirtiofsdPath= is missing or qemu's C virtiofsd
+# (root only: slurm-vm runs virtiofsd as the job user), the real one where
+# qemu 7.x installed it; a stand-in prints what the Rust one does.
+mkdir "$cc/share"
+cp "$cc/vm.conf" "$cc/vm.conf.base"
+with_shares() { # vm.conf lines after the base and SharedDirs=$cc/share
+	{ cat "$cc/vm.conf.base"; echo "SharedDirs=$cc/share"; printf '%s\n' "$@"; } >"$cc/vm.conf"
+	check
+}
+c_virtiofsd=/usr/lib/qemu/virtiofsd
+if [ ! -x "$c_virtiofsd" ]; then
+	c_virtiofsd=$cc/c-virtiofsd
+	printf '#!/bin/sh\necho "virtiofsd version 7.2.22"\n' >"$c_virtiofsd"
+	chmod +x "$c_virtiofsd"
+fi
+printf '#!/bin/sh\necho "virtiofsd backend 1.13.2"\n' >"$cc/rust-virtiofsd"
+chmod +x "$cc/rust-virtiofsd"
+with_shares
+grep -qF "ok:      SharedDirs: served over 9p (SharedDirTransport=9p)" "$out" ||
+	fail "the default transport (9p) not reported"
+grep -qF "SharedDirs: $cc/share is shared with the guests over 9p" "$out" ||
+	fail "the share's transport not named"
+with_shares SharedDirTransport=virtiofs "VirtiofsdPath=$c_virtiofsd"
+grep -qF "problem: SharedDirs: SharedDirTransport=virtiofs, but VirtiofsdPath=$c_virtiofsd is qemu's C virtiofsd, which must run as root (slurm-vm runs virtiofsd as the job user): the prolog drains the node" "$out" ||
+	fail "virtiofs by qemu's C virtiofsd not refused"
+fix_for "is qemu's C virtiofsd" | grep -qF "install the Rust virtiofsd" ||
+	fail "the fix for the C virtiofsd is: $(fix_for "is qemu's C virtiofsd")"
+with_shares SharedDirTransport=virtiofs "VirtiofsdPath=$cc/none"
+grep -qF "problem: SharedDirs: SharedDirTransport=virtiofs, but VirtiofsdPath=$cc/none is missing or not an executable file" "$out" ||
+	fail "virtiofs without virtiofsd not refused"
+with_shares SharedDirTransport=virtiofs "VirtiofsdPath=$cc/rust-virtiofsd"
+grep -qF "problem: SharedDirs: SharedDirTransport=virtiofs, but VirtiofsdPath=$cc/rust-virtiofsd is the Rust virtiofsd, but this build's prolog does not start it yet" "$out" ||
+	fail "virtiofs before the prolog starts virtiofsd not refused"
+[ "$(fix_for "does not start it yet")" = "set SharedDirTransport=9p or auto until slurm-vm starts virtiofsd (issue #28)" ] ||
+	fail "the fix for virtiofs not started is: $(fix_for "does not start it yet")"
+with_shares SharedDirTransport=auto "VirtiofsdPath=$c_virtiofsd"
+grep -qF "ok:      SharedDirs: served over 9p (SharedDirTransport=auto, VirtiofsdPath=$c_virtiofsd is qemu's C virtiofsd" "$out" ||
+	fail "auto with qemu's C virtiofsd is not 9p, or not said why"
+grep -q "problem: SharedDirs: SharedDirTransport" "$out" && fail "auto reported as a problem"
+cp "$cc/vm.conf.base" "$cc/vm.conf"
 
 # Item 1: libvirt's qemu directory as Debian's libvirt-daemon-system leaves
 # it (libvirt-qemu's 0750; daemon stands in for libvirt-qemu), and a

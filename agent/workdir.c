@@ -24,12 +24,18 @@ static bool share_tag(const char *source)
 	       end > 0 && source[end] == '\0';
 }
 
-/* Is @dev the device of a share's 9p mount in @mountinfo? Its fields
- * (proc(5)): "ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS... - FSTYPE
- * SOURCE ...". The device, not the path: a share's subdirectory reached
- * through a symlink or "..", or a filesystem the host mounts below a share
- * (one 9p mount here, multidevs=remap), is on it; an empty mount point is
- * not. */
+/* Is @fstype one the shares come by (vm.conf SharedDirTransport=)? */
+static bool share_fstype(const char *fstype)
+{
+	return strcmp(fstype, "9p") == 0 || strcmp(fstype, "virtiofs") == 0;
+}
+
+/* Is @dev the device of a share's mount (9p or virtiofs) in @mountinfo?
+ * Its fields (proc(5)): "ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS... -
+ * FSTYPE SOURCE ...". The device, not the path: a share's subdirectory
+ * reached through a symlink or "..", or a filesystem the host mounts below
+ * a share (one mount here: 9p's multidevs=remap, virtiofs's one FUSE
+ * superblock), is on it; an empty mount point is not. */
 static bool on_share(const char *mountinfo, dev_t dev)
 {
 	_cleanup_fclose_ FILE *f = fopen(mountinfo, "re");
@@ -43,7 +49,7 @@ static bool on_share(const char *mountinfo, dev_t dev)
 
 		if (sscanf(line, "%*u %*u %u:%u", &maj, &min) == 2 && tail &&
 		    sscanf(tail, " - %15s %31s", fstype, source) == 2 &&
-		    strcmp(fstype, "9p") == 0 && share_tag(source) &&
+		    share_fstype(fstype) && share_tag(source) &&
 		    makedev(maj, min) == dev)
 			return true;
 	}

@@ -297,6 +297,7 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 		.hosts = hosts,
 		.shares = p->conf.shared_dirs,
 		.n_shares = (unsigned)vmconf_n_shared_dirs(&p->conf),
+		.share_transport = p->share_transport,
 	};
 	if (journal_step(p, "SEED", SEED_STATE_NAME) < 0)
 		goto fail;
@@ -394,6 +395,9 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 		dp.net_mac = mac;
 	}
 	domain_params_from_conf(&dp, &p->conf);
+	/* virtiofs: refused without the sockets of its virtiofsd, which this
+	 * prolog does not start yet (share_transport.c) */
+	dp.share_transport = p->share_transport;
 	if (domain_xml_build(&p->plan, &dp, &xml) < 0) {
 		log_error("job %u: cannot build the domain XML", p->req.job_id);
 		return PROLOG_NODE_FAULT;

@@ -24,6 +24,7 @@
 #include "core/clock.h"
 #include "slurm/jobfate.h"
 #include "job/journal.h"
+#include "job/share_transport.h"
 #include "core/log.h"
 #include "prolog.h"
 #include "core/strutil.h"
@@ -467,11 +468,23 @@ static void prolog_expire_kept(struct prolog *p)
 			 p->req.job_id, p->conf.keep_for_hours);
 }
 
-/* A share missing on this node (a filesystem not mounted) would fail every
- * guest's start: the node's fault, named, before anything is made. */
+/* A share missing on this node (a filesystem not mounted), or
+ * SharedDirTransport=virtiofs without a virtiofsd that can serve it, would
+ * fail every guest's start: the node's fault, named, before anything is
+ * made. */
 static enum prolog_result prolog_check_shares(struct prolog *p)
 {
 	size_t n = vmconf_n_shared_dirs(&p->conf);
+	char why[512];
+
+	p->share_transport = SHARED_DIR_9P;
+	if (n && share_transport_resolve(&p->conf, &p->share_transport, why,
+					 sizeof(why)) < 0) {
+		log_error("job %u: SharedDirs: %s: guests cannot mount the "
+			  "shares; fix vm.conf as slurm-vm check-config says",
+			  p->req.job_id, why);
+		return PROLOG_NODE_FAULT;
+	}
 
 	for (size_t i = 0; i < n; i++) {
 		const char *d = p->conf.shared_dirs[i];

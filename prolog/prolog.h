@@ -27,6 +27,9 @@ struct prolog {
 	struct plan plan;
 	struct jobnet_plan net; /* JobNetwork=vxlan: valid when has_net */
 	bool has_net;
+	/* the shares' transport in effect (share_transport_resolve): 9p or
+	 * virtiofs, never auto */
+	enum shared_dir_transport share_transport;
 
 	char state_name[64]; /* job-<id>.<restart> */
 	char *state_path;

@@ -15,6 +15,8 @@ common_job_libslurmvm_job_la_SOURCES = \
 	common/job/qcow2.h \
 	common/job/request.c \
 	common/job/request.h \
+	common/job/share_transport.c \
+	common/job/share_transport.h \
 	common/job/taskenv.c \
 	common/job/taskenv.h \
 	common/job/user.c \

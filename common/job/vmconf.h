@@ -73,6 +73,7 @@ struct vmconf {
 	/* host directories the guest mounts at the same path (admin's only) */
 	char **shared_dirs;	  /* NULL-terminated; NULL or empty: none */
 	int shared_dir_transport; /* enum shared_dir_transport */
+	char *virtiofsd_path;	  /* the Rust virtiofsd (share_transport.h) */
 
 	/* the job's private network (common/net/jobnet.h) */
 	int job_network;	  /* enum job_network */
@@ -102,7 +103,9 @@ enum job_network {
 
 enum shared_dir_transport {
 	SHARED_DIR_9P = 0,   /* served by qemu itself, as the job user */
-	SHARED_DIR_VIRTIOFS, /* needs the Rust virtiofsd: refused for now */
+	SHARED_DIR_VIRTIOFS, /* a Rust virtiofsd per share, as the job user */
+	SHARED_DIR_AUTO,     /* virtiofs where it can run, else 9p
+				(job/share_transport.h) */
 };
 
 /* A guest's shares: each is a PCI device and a mount in the guest. */

@@ -198,23 +198,40 @@ static void write_tcg_cache(struct xw *x)
 	end(x);
 }
 
-static void write_memory(struct xw *x, const struct plan *plan)
+/* virtiofsd reads and writes the guest's buffers in its memory: the guest
+ * memory must be shared with it. */
+static bool shares_memory(const struct domain_params *p)
+{
+	return p->n_shares && p->share_transport == SHARED_DIR_VIRTIOFS;
+}
+
+static void write_memory(struct xw *x, const struct plan *plan,
+			 const struct domain_params *p)
 {
 	start(x, "memory");
 	attr(x, "unit", "MiB");
 	xw_check(x, xmlTextWriterWriteFormatString(x->w, "%" PRIu64,
 						   plan->mem_mib));
 	end(x);
-	if (!plan->hugepage_kib)
+	if (!plan->hugepage_kib && !shares_memory(p))
 		return;
 	start(x, "memoryBacking");
-	start(x, "hugepages");
-	start(x, "page");
-	attrf(x, "size", "%u", plan->hugepage_kib);
-	attr(x, "unit", "KiB");
-	attrf(x, "nodeset", "0-%u", plan->n_cells - 1);
-	end(x);
-	end(x);
+	if (plan->hugepage_kib) {
+		start(x, "hugepages");
+		start(x, "page");
+		attrf(x, "size", "%u", plan->hugepage_kib);
+		attr(x, "unit", "KiB");
+		attrf(x, "nodeset", "0-%u", plan->n_cells - 1);
+		end(x);
+		end(x);
+	} else {
+		/* an anonymous shared file: its pages are charged to the
+		 * cgroup of qemu, which faults them in, like the private
+		 * memory they replace */
+		empty(x, "source", "type", "memfd", NULL);
+	}
+	if (shares_memory(p))
+		empty(x, "access", "mode", "shared", NULL);
 	end(x);
 }
 
@@ -257,7 +274,8 @@ static void write_os(struct xw *x, const struct domain_params *p)
 	end(x);
 }
 
-static void write_cell(struct xw *x, const struct plan *plan, unsigned c)
+static void write_cell(struct xw *x, const struct plan *plan,
+		       const struct domain_params *p, unsigned c)
 {
 	const struct plan_cell *cell = &plan->cells[c];
 	_cleanup_free_ char *cpus = NULL;
@@ -271,6 +289,8 @@ static void write_cell(struct xw *x, const struct plan *plan, unsigned c)
 	attr(x, "cpus", cpus);
 	attrf(x, "memory", "%" PRIu64, cell->mem_mib);
 	attr(x, "unit", "MiB");
+	if (shares_memory(p))
+		attr(x, "memAccess", "shared");
 	if (cell->distances) {
 		start(x, "distances");
 		for (unsigned j = 0; j < plan->n_cells; j++) {
@@ -303,7 +323,7 @@ static void write_cpu(struct xw *x, const struct plan *plan,
 		empty(x, "maxphysaddr", "mode", "passthrough", NULL);
 	start(x, "numa");
 	for (unsigned c = 0; c < plan->n_cells; c++)
-		write_cell(x, plan, c);
+		write_cell(x, plan, p, c);
 	end(x);
 	end(x);
 }
@@ -530,12 +550,22 @@ static void write_interface(struct xw *x, const struct domain_params *p)
 
 static void write_shares(struct xw *x, const struct domain_params *p)
 {
+	bool virtiofs = p->share_transport == SHARED_DIR_VIRTIOFS;
+
 	for (unsigned i = 0; i < p->n_shares; i++) {
 		start(x, "filesystem");
 		attr(x, "type", "mount");
-		attr(x, "accessmode", "squash");
-		attr(x, "multidevs", "remap");
-		empty(x, "source", "dir", p->shares[i], NULL);
+		if (virtiofs) {
+			/* the prolog's virtiofsd, as the job user: libvirt
+			 * starts none of its own */
+			empty(x, "driver", "type", "virtiofs", "queue", "1024",
+			      NULL);
+			empty(x, "source", "socket", p->share_sockets[i], NULL);
+		} else {
+			attr(x, "accessmode", "squash");
+			attr(x, "multidevs", "remap");
+			empty(x, "source", "dir", p->shares[i], NULL);
+		}
 		start(x, "target");
 		attrf(x, "dir", SHARED_DIR_TAG_FMT, i);
 		end(x);
@@ -606,6 +636,16 @@ static int check_paths(const struct domain_params *p)
 	for (unsigned i = 0; r == 0 && i < p->n_shares; i++)
 		r = p->shares[i] && p->shares[i][0] == '/'
 			    ? check_path(p, p->shares[i])
+			    : -EINVAL;
+	if (p->share_transport != SHARED_DIR_9P &&
+	    p->share_transport != SHARED_DIR_VIRTIOFS)
+		return -EINVAL;
+	if (p->n_shares && p->share_transport == SHARED_DIR_VIRTIOFS &&
+	    !p->share_sockets)
+		return -EINVAL;
+	for (unsigned i = 0; r == 0 && p->share_sockets && i < p->n_shares; i++)
+		r = p->share_sockets[i] && p->share_sockets[i][0] == '/'
+			    ? check_path(p, p->share_sockets[i])
 			    : -EINVAL;
 	for (unsigned i = 0; r == 0 && i < p->n_backing; i++) {
 		if (!p->backing[i].path || !p->backing[i].format)
@@ -691,7 +731,7 @@ static void write_domain(struct xw *x, const struct plan *plan,
 	if (p->uuid)
 		text_elem(x, "uuid", p->uuid);
 	write_metadata(x, plan, p);
-	write_memory(x, plan);
+	write_memory(x, plan, p);
 	start(x, "vcpu");
 	attr(x, "placement", "static");
 	xw_check(x, xmlTextWriterWriteFormatString(x->w, "%u", plan->n_vcpus));

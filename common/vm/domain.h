@@ -23,7 +23,12 @@
  * Shares: <filesystem type='mount' accessmode='squash' multidevs='remap'>:
  * 9p served by qemu (security_model=none), so a file's owner on the host is
  * qemu's uid; remap keeps inode numbers apart when a share holds other
- * filesystems (a home on its own mount).
+ * filesystems (a home on its own mount). Over virtiofs: <filesystem
+ * type='mount'><driver type='virtiofs' queue='1024'/><source socket=…/>,
+ * served by a virtiofsd the prolog started as the job user (libvirt starts
+ * none), which alone decides what the guest may do (no <readonly/>, which
+ * is virtiofsd's job); the guest's memory is shared with it (memfd, or the
+ * plan's huge pages, with shared access; memAccess='shared' on each cell).
  *
  * <metadata> holds <svm:job> in namespace DOMAIN_XMLNS: job id, uid, and each
  * device's host address, kind, gres and index.
@@ -102,6 +107,11 @@ struct domain_params {
 	 * rights, which are the job user's (run_as_user) */
 	char *const *shares;
 	unsigned n_shares;
+	/* SHARED_DIR_9P (0) or SHARED_DIR_VIRTIOFS, resolved
+	 * (share_transport.h), never auto; virtiofs: share i is served on
+	 * share_sockets[i], an absolute path */
+	enum shared_dir_transport share_transport;
+	char *const *share_sockets;
 };
 
 /* Fills the vm.conf-derived fields of @p (type, mode, emulator, binding,

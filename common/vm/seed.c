@@ -122,26 +122,32 @@ static void write_groupadd(FILE *f, const struct user_group *g)
 	fprintf(f, "\n    - \"%u\"\n", (unsigned)g->gid);
 }
 
-/* A share mounted at its host path: tag, path and options are arguments.
- * One that cannot be mounted leaves the guest booting: its tasks then
- * start in /tmp with the agent's message. */
-static void write_share_mount(FILE *f, unsigned i, const char *path)
+/* A share mounted at its host path: tag, path (and 9p's options) are
+ * arguments. One that cannot be mounted leaves the guest booting: its tasks
+ * then start in /tmp with the agent's message. */
+static void write_share_mount(FILE *f, unsigned i, const char *path,
+			      enum shared_dir_transport transport)
 {
+	bool virtiofs = transport == SHARED_DIR_VIRTIOFS;
 	char tag[32];
 
 	snprintf(tag, sizeof(tag), SHARED_DIR_TAG_FMT, i);
 	fputs("  - - sh\n"
 	      "    - -c\n"
-	      "    - 'mkdir -p \"$2\" && { mountpoint -q \"$2\" || "
-	      "mount -t 9p -o \"$3\" \"$1\" \"$2\"; } || "
-	      "echo \"slurm-vm: share $1 not mounted at $2\" >&2'\n"
+	      "    - 'mkdir -p \"$2\" && { mountpoint -q \"$2\" || ",
+	      f);
+	fputs(virtiofs ? "mount -t virtiofs \"$1\" \"$2\"; } || "
+		       : "mount -t 9p -o \"$3\" \"$1\" \"$2\"; } || ",
+	      f);
+	fputs("echo \"slurm-vm: share $1 not mounted at $2\" >&2'\n"
 	      "    - slurm-vm-share\n"
 	      "    - ",
 	      f);
 	yaml_str(f, tag);
 	fputs("\n    - ", f);
 	yaml_str(f, path);
-	fputs("\n    - \"" SEED_SHARE_MOUNT_OPTIONS "\"\n", f);
+	fputs(virtiofs ? "\n" : "\n    - \"" SEED_SHARE_MOUNT_OPTIONS "\"\n",
+	      f);
 }
 
 /* One authorized_keys line per entry; comments, blank lines and lines that
@@ -221,7 +227,7 @@ int seed_user_data(const struct seed_params *p, char **out)
 	for (size_t i = 0; i < u->n_groups; i++)
 		write_groupadd(f, &u->groups[i]);
 	for (unsigned i = 0; i < p->n_shares; i++)
-		write_share_mount(f, i, p->shares[i]);
+		write_share_mount(f, i, p->shares[i], p->share_transport);
 	fputs("  - - sh\n    - -c\n    - |\n", f);
 	for (const char *l = agent_start_script; *l;) {
 		size_t n = strcspn(l, "\n");

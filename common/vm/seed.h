@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "job/user.h"
+#include "job/vmconf.h"
 
 #define SEED_LABEL	  "cidata"
 #define SEED_AGENT_NAME	  "slurm-vm-agent"
@@ -42,10 +43,12 @@ struct seed_params {
 	const char *network_config;
 	const char *hosts;
 	/* host directories the guest mounts at the same path before the
-	 * agent starts (a bootcmd each), share i by the 9p tag
-	 * SHARED_DIR_TAG_FMT i, as the domain names it */
+	 * agent starts (a bootcmd each), share i by the tag
+	 * SHARED_DIR_TAG_FMT i, as the domain names it, over
+	 * @share_transport (resolved: 9p, the default, or virtiofs) */
 	char *const *shares;
 	unsigned n_shares;
+	enum shared_dir_transport share_transport;
 };
 
 /* The three documents, malloc'd. */

@@ -17,7 +17,8 @@
 #   - qemu, which serves the shares, runs with the user's uid, gid and
 #     supplementary groups;
 #   - check-config reports shares that are missing, not directories or in
-#     a directory a user may change, and refuses SharedDirTransport=virtiofs;
+#     a directory a user may change, and refuses SharedDirTransport=virtiofs
+#     without the Rust virtiofsd;
 #     a share missing when a job starts is the node's fault, named.
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
@@ -55,10 +56,10 @@ for want in "SharedDirs: /nonexistent/scratch: No such file or directory" \
 	grep -qF -- "$want" <<<"$out" && ok "check-config: $want" ||
 		fail "check-config does not say '$want': $out"
 done
-echo "SharedDirTransport=virtiofs" >>"$bad/vm.conf"
+printf '%s\n' SharedDirTransport=virtiofs VirtiofsdPath=/nonexistent/virtiofsd >>"$bad/vm.conf"
 out=$("$BUILD_DIR/admin/slurm-vm" check-config --slurm-conf "$bad/slurm.conf" 2>&1) || true
-grep -q "SharedDirTransport=virtiofs needs the Rust virtiofsd" <<<"$out" &&
-	ok "check-config refuses SharedDirTransport=virtiofs: it needs the Rust virtiofsd" ||
+grep -qF "problem: SharedDirs: SharedDirTransport=virtiofs, but VirtiofsdPath=/nonexistent/virtiofsd is missing or not an executable file" <<<"$out" &&
+	ok "check-config refuses SharedDirTransport=virtiofs without the Rust virtiofsd" ||
 	fail "check-config on virtiofs: $out"
 
 # --- a share missing on the node: the node's fault, named, before any guest

@@ -468,6 +468,17 @@ static void test_job_network(void **state)
 	assert_null(xml);
 }
 
+/* Share @i's filesystem element: XPath @rel below it is @want. */
+static void assert_share(struct ctx *c, unsigned i, const char *rel,
+			 const char *want)
+{
+	char expr[128];
+
+	snprintf(expr, sizeof(expr), "/domain/devices/filesystem[%u]/%s", i + 1,
+		 rel);
+	assert_xpath(c, expr, want);
+}
+
 /* SharedDirs=: one 9p filesystem per share, served by qemu with its own
  * (the job user's) rights, tagged by index; none without shares. */
 static void test_shares(void **state)
@@ -477,8 +488,6 @@ static void test_shares(void **state)
 	char *const shares[] = { "/home", "/scratch/proj" };
 	char *const bad[] = { "/home", "relative" };
 	char *const latin1[] = { "/caf\xe9" };
-	const char *fs = "/domain/devices/filesystem";
-	char expr[128];
 	char *xml = NULL;
 
 	base_params(&p);
@@ -492,17 +501,12 @@ static void test_shares(void **state)
 	for (unsigned i = 0; i < 2; i++) {
 		char want[32];
 
-		snprintf(expr, sizeof(expr), "%s[%u]/@type", fs, i + 1);
-		assert_xpath(c, expr, "mount");
-		snprintf(expr, sizeof(expr), "%s[%u]/@accessmode", fs, i + 1);
-		assert_xpath(c, expr, "squash");
-		snprintf(expr, sizeof(expr), "%s[%u]/@multidevs", fs, i + 1);
-		assert_xpath(c, expr, "remap");
-		snprintf(expr, sizeof(expr), "%s[%u]/source/@dir", fs, i + 1);
-		assert_xpath(c, expr, shares[i]);
-		snprintf(expr, sizeof(expr), "%s[%u]/target/@dir", fs, i + 1);
 		snprintf(want, sizeof(want), SHARED_DIR_TAG_FMT, i);
-		assert_xpath(c, expr, want);
+		assert_share(c, i, "@type", "mount");
+		assert_share(c, i, "@accessmode", "squash");
+		assert_share(c, i, "@multidevs", "remap");
+		assert_share(c, i, "source/@dir", shares[i]);
+		assert_share(c, i, "target/@dir", want);
 	}
 	/* qemu, which serves them, runs as the job user */
 	assert_xpath(c, "/domain/seclabel/label", "+1000:+0");
@@ -517,6 +521,72 @@ static void test_shares(void **state)
 	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
 	p.shares = shares;
 	p.n_shares = SHARED_DIRS_MAX + 1;
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	assert_null(xml);
+}
+
+/* SharedDirTransport=virtiofs: one virtiofs filesystem per share on the
+ * socket of the virtiofsd the prolog started, tagged as over 9p; no
+ * <readonly/> and no squash (virtiofsd, as the job user, decides); the
+ * guest's memory shared with virtiofsd (memfd, shared access, every NUMA
+ * cell shared). */
+static void test_shares_virtiofs(void **state)
+{
+	struct ctx *c = *state;
+	struct domain_params p;
+	char *const shares[] = { "/home", "/scratch/proj" };
+	char *const sockets[] = { "/run/slurm-vm/job-42.0/share0.sock",
+				  "/run/slurm-vm/job-42.0/share1.sock" };
+	char *const relative[] = { "/run/x.sock", "x.sock" };
+	char expr[128];
+	char *xml = NULL;
+
+	base_params(&p);
+	p.run_as_user = true;
+	p.shares = shares;
+	p.n_shares = 2;
+	p.share_transport = SHARED_DIR_VIRTIOFS;
+	p.share_sockets = sockets;
+	build(c, &p);
+	assert_xpath(c, "count(/domain/devices/filesystem)", "2");
+	for (unsigned i = 0; i < 2; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), SHARED_DIR_TAG_FMT, i);
+		assert_share(c, i, "@type", "mount");
+		assert_share(c, i, "driver/@type", "virtiofs");
+		assert_share(c, i, "driver/@queue", "1024");
+		assert_share(c, i, "source/@socket", sockets[i]);
+		assert_share(c, i, "target/@dir", want);
+	}
+	assert_xpath(c, "count(//filesystem/readonly)", "0");
+	assert_xpath(c, "count(//filesystem/@accessmode)", "0");
+	assert_xpath(c, "count(//filesystem/source/@dir)", "0");
+	assert_xpath(c, "/domain/memoryBacking/source/@type", "memfd");
+	assert_xpath(c, "/domain/memoryBacking/access/@mode", "shared");
+	snprintf(expr, sizeof(expr), "%u", c->plan.n_cells);
+	assert_xpath(c, "count(/domain/cpu/numa/cell[@memAccess='shared'])",
+		     expr);
+	assert_libvirt_accepts(c, "the virtiofs shares");
+
+	/* 9p shares and no shares: the guest's memory stays private */
+	p.share_transport = SHARED_DIR_9P;
+	build(c, &p);
+	assert_xpath(c, "count(/domain/memoryBacking)", "0");
+	assert_xpath(c, "count(//cell/@memAccess)", "0");
+	p.share_transport = SHARED_DIR_VIRTIOFS;
+	p.n_shares = 0;
+	build(c, &p);
+	assert_xpath(c, "count(/domain/memoryBacking)", "0");
+
+	/* each share needs its socket, an absolute path */
+	p.n_shares = 2;
+	p.share_sockets = NULL;
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	p.share_sockets = relative;
+	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
+	p.share_sockets = sockets;
+	p.share_transport = SHARED_DIR_AUTO; /* resolved before, never here */
 	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);
 	assert_null(xml);
 }
@@ -550,6 +620,8 @@ static void test_hugepages(void **state)
 				  .hugepage_kib = 2048 };
 	struct domain_params p;
 	struct ctx c = { 0 };
+	char *const shares[] = { "/home" };
+	char *const sockets[] = { "/run/slurm-vm/job-42.0/share0.sock" };
 
 	assert_int_equal(
 		topology_load(SRCDIR
@@ -562,11 +634,25 @@ static void test_hugepages(void **state)
 	build(&c, &p);
 	assert_xpath(&c, "//memoryBacking/hugepages/page/@size", "2048");
 	assert_xpath(&c, "//memoryBacking/hugepages/page/@nodeset", "0-1");
+	assert_xpath(&c, "count(//memoryBacking/access)", "0");
 	assert_xpath(&c, "count(/domain/cpu/numa/cell)", "2");
 	assert_xpath(&c, "/domain/numatune/memory/@nodeset", "0,1");
 	assert_xpath(&c, "/domain/cpu/topology/@sockets", "2");
 	/* synthetic topologies have no distances */
 	assert_xpath(&c, "count(//distances)", "0");
+	reset(&c);
+	/* virtiofs shares: the huge pages shared with virtiofsd, no memfd */
+	p.shares = shares;
+	p.n_shares = 1;
+	p.share_transport = SHARED_DIR_VIRTIOFS;
+	p.share_sockets = sockets;
+	build(&c, &p);
+	assert_xpath(&c, "//memoryBacking/hugepages/page/@size", "2048");
+	assert_xpath(&c, "//memoryBacking/access/@mode", "shared");
+	assert_xpath(&c, "count(//memoryBacking/source)", "0");
+	assert_xpath(&c, "count(/domain/cpu/numa/cell[@memAccess='shared'])",
+		     "2");
+	assert_libvirt_accepts(&c, "virtiofs over huge pages");
 	reset(&c);
 	plan_free(&plan);
 	topology_free(t);
@@ -586,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_path_encoding),
 		cmocka_unit_test(test_job_network),
 		cmocka_unit_test(test_shares),
+		cmocka_unit_test(test_shares_virtiofs),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_hugepages),
 	};

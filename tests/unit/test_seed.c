@@ -227,18 +227,15 @@ static void test_job_network(void **state)
 	free(path);
 }
 
-/* SharedDirs=: one bootcmd per share, before the agent's, mounting the
- * domain's tag at the host path with the 9p options; cloud-init takes it,
- * and the command run with a stand-in mount(8) mounts exactly that. */
-static void test_shares(void **state)
+/* The user-data of @p with its two shares passes cloud-init's schema, and
+ * the second share's bootcmd, run with a stand-in mount(8), mounts its tag
+ * at the host path with exactly @want_options. */
+static void check_share_mounts(const struct seed_params *p,
+			       const char *want_options)
 {
-	struct seed_params p = params();
-	char *const shares[] = { "/home", "/scratch/a b\"c" };
 	char *doc, *path, *bin;
 
-	p.shares = shares;
-	p.n_shares = 2;
-	assert_int_equal(seed_user_data(&p, &doc), 0);
+	assert_int_equal(seed_user_data(p, &doc), 0);
 	path = write_tmp("user-data-shares", doc);
 	if (access("/usr/bin/cloud-init", X_OK) == 0)
 		assert_int_equal(
@@ -249,6 +246,7 @@ static void test_shares(void **state)
 	assert_int_equal(chmod(bin, 0755), 0);
 	free(write_tmp("mountpoint", "#!/bin/sh\nexit 1\n"));
 	assert_int_equal(run("chmod 755 %s/mountpoint", top), 0);
+	assert_int_equal(setenv("WANT_MOUNT", want_options, 1), 0);
 	assert_int_equal(
 		run("/usr/bin/python3 -c 'import sys, yaml, subprocess, os; "
 		    "top = os.path.dirname(sys.argv[1]); "
@@ -259,18 +257,46 @@ static void test_shares(void **state)
 		    "assert m[1][4:6] == [\"svmshare1\", "
 		    "\"/scratch/a b\\\"c\"], m; "
 		    "env = dict(os.environ, PATH=top + \":/usr/bin:/bin\"); "
-		    "c = m[1][:4] + [m[1][4], top + \"/mnt\", m[1][6]]; "
+		    "c = m[1][:5] + [top + \"/mnt\"] + m[1][6:]; "
 		    "subprocess.run(c, env=env, check=True); "
 		    "got = open(top + \"/mount.log\").read(); "
-		    "want = \"-t 9p -o trans=virtio,version=9p2000.L,"
-		    "msize=524288,cache=mmap svmshare1 \" + top + \"/mnt\\n\"; "
+		    "want = os.environ[\"WANT_MOUNT\"] + \" svmshare1 \" + top + "
+		    "\"/mnt\\n\"; "
 		    "assert got == want, (got, want); "
 		    "assert os.path.isdir(top + \"/mnt\")' %s",
 		    path),
 		0);
+	assert_int_equal(run("rm -f %s/mount.log", top), 0);
 	free(doc);
 	free(path);
 	free(bin);
+}
+
+/* SharedDirs=: one bootcmd per share, before the agent's, mounting the
+ * domain's tag at the host path with the 9p options; cloud-init takes it,
+ * and the command run with a stand-in mount(8) mounts exactly that. */
+static void test_shares(void **state)
+{
+	struct seed_params p = params();
+	char *const shares[] = { "/home", "/scratch/a b\"c" };
+
+	p.shares = shares;
+	p.n_shares = 2;
+	check_share_mounts(&p, "-t 9p -o trans=virtio,version=9p2000.L,"
+			       "msize=524288,cache=mmap");
+}
+
+/* Over virtiofs: the same bootcmds, at the same paths, mount the same tags
+ * with `mount -t virtiofs TAG PATH` (a kernel without 9p has it). */
+static void test_shares_virtiofs(void **state)
+{
+	struct seed_params p = params();
+	char *const shares[] = { "/home", "/scratch/a b\"c" };
+
+	p.shares = shares;
+	p.n_shares = 2;
+	p.share_transport = SHARED_DIR_VIRTIOFS;
+	check_share_mounts(&p, "-t virtiofs");
 }
 
 static void test_iso(void **state)
@@ -465,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_cloud_init_schema),
 		cmocka_unit_test(test_job_network),
 		cmocka_unit_test(test_shares),
+		cmocka_unit_test(test_shares_virtiofs),
 		cmocka_unit_test(test_iso),
 		cmocka_unit_test(test_read_file_as_user),
 		cmocka_unit_test(test_teardown_seed_and_detach),

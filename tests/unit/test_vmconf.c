@@ -124,7 +124,9 @@ static void test_bad_values(void **state)
 }
 
 /* SharedDirs=: the admin's list, each path as the domain, the seed and the
- * guest's mount(8) take it; 9p is the only transport this build runs. */
+ * guest's mount(8) take it. SharedDirTransport= is 9p by default (auto
+ * once the platform tests cover virtiofs, #28); which virtiofsd serves
+ * virtiofs is test_share_transport's. */
 static void test_shared_dirs(void **state)
 {
 	static const struct {
@@ -145,8 +147,10 @@ static void test_shared_dirs(void **state)
 		{ "SharedDirs=/1,/2,/3,/4,/5,/6,/7,/8,/9,/10,/11,/12,/13,/14,"
 		  "/15,/16,/17\n",
 		  "17 directories, at most 16" },
-		{ "SharedDirTransport=virtiofs\n", "needs the Rust virtiofsd" },
-		{ "SharedDirTransport=nfs\n", "expected one of 9p, virtiofs" },
+		{ "SharedDirTransport=nfs\n",
+		  "SharedDirTransport=nfs: expected one of 9p, virtiofs, auto" },
+		{ "VirtiofsdPath=virtiofsd\n",
+		  "VirtiofsdPath=virtiofsd: must be an absolute path" },
 		{ "IbPKeyRange=0x1000-0x7fff\n",
 		  "IbPKeyRange=0x1000-0x7fff: a" },
 		{ "IbPKeyRange=0-0x10\n", "within 0x0001-0x7ffe" },
@@ -178,6 +182,17 @@ static void test_shared_dirs(void **state)
 	assert_int_equal(vmconf_load(&conf, NULL), 0);
 	assert_int_equal(vmconf_n_shared_dirs(&conf), 0);
 	assert_int_equal(conf.shared_dir_transport, SHARED_DIR_9P);
+	assert_string_equal(conf.virtiofsd_path, "/usr/libexec/virtiofsd");
+	vmconf_free(&conf);
+	assert_int_equal(load_text(&conf, "SharedDirs=/home\n"
+					  "SharedDirTransport=auto\n"
+					  "VirtiofsdPath=/opt/v/virtiofsd\n"),
+			 0);
+	assert_int_equal(conf.shared_dir_transport, SHARED_DIR_AUTO);
+	assert_string_equal(conf.virtiofsd_path, "/opt/v/virtiofsd");
+	vmconf_free(&conf);
+	assert_int_equal(load_text(&conf, "SharedDirTransport=virtiofs\n"), 0);
+	assert_int_equal(conf.shared_dir_transport, SHARED_DIR_VIRTIOFS);
 	vmconf_free(&conf);
 	assert_int_equal(load_text(&conf, "SharedDirs=/home,/scratch,"
 					  "/home2,/srv/a.b_c+d@e-f\n"

@@ -70,30 +70,38 @@ static void assert_in(const char *dir)
 	assert_string_equal(here, dir);
 }
 
-/* On a share, at its top or below: the host's directory, no message. */
+/* On a share, at its top or below: the host's directory, no message; over
+ * 9p or virtiofs (vm.conf SharedDirTransport=), which mount the same tag. */
 static void test_on_share(void **state)
 {
-	char sub[160], why[128] = "";
+	const char *fstypes[] = { "9p", "virtiofs" };
+	char sub[160];
 
-	write_mountinfo("9p", "svmshare0");
-	assert_int_equal(workdir_enter(share, mountinfo, why, sizeof(why)), 0);
-	assert_in(share);
 	snprintf(sub, sizeof(sub), "%s/alice", share);
 	assert_int_equal(mkdir(sub, 0755), 0);
-	assert_int_equal(workdir_enter(sub, mountinfo, why, sizeof(why)), 0);
-	assert_in(sub);
-	assert_string_equal(why, "");
+	for (size_t i = 0; i < sizeof(fstypes) / sizeof(fstypes[0]); i++) {
+		char why[128] = "";
+
+		write_mountinfo(fstypes[i], "svmshare0");
+		assert_int_equal(
+			workdir_enter(share, mountinfo, why, sizeof(why)), 0);
+		assert_in(share);
+		assert_int_equal(
+			workdir_enter(sub, mountinfo, why, sizeof(why)), 0);
+		assert_in(sub);
+		assert_string_equal(why, "");
+	}
 }
 
 /* The guest's own directory of the host's name (cloud-init made the
  * user's home): /tmp, and the reason says so. So with no share at all, a
- * 9p mount that is not the job's, or a share on another device. */
+ * 9p or virtiofs mount that is not the job's, or a share on another
+ * device. */
 static void test_guest_own_directory(void **state)
 {
 	const char *tables[][2] = {
-		{ NULL, NULL },
-		{ "9p", "hostshare" },
-		{ "9p", "svmshare0x" },
+		{ NULL, NULL },		 { "9p", "hostshare" },
+		{ "9p", "svmshare0x" },	 { "virtiofs", "hostshare" },
 		{ "ext4", "svmshare0" },
 	};
 

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * Which transport serves the shares (vm.conf SharedDirTransport=): 9p,
+ * served by qemu, or virtiofs, served by a Rust virtiofsd per share run as
+ * the job user. The C virtiofsd of qemu 7.x and earlier (Debian 12's
+ * /usr/lib/qemu/virtiofsd) must run as root: slurm-vm never uses it. `auto`
+ * takes virtiofs where VirtiofsdPath= is the Rust one, 9p otherwise. For
+ * root's programs (the prolog, check-config): it runs VirtiofsdPath=.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "job/vmconf.h"
+
+enum virtiofsd_kind {
+	VIRTIOFSD_MISSING = 0, /* not there, or not an executable file */
+	VIRTIOFSD_RUST,	       /* gitlab virtio-fs/virtiofsd: unprivileged */
+	VIRTIOFSD_C,	       /* qemu's tools/virtiofsd: root only */
+	VIRTIOFSD_UNKNOWN,     /* runs, but says it is neither */
+	VIRTIOFSD_UNSAFE,      /* another's than root's, or writable by group
+				  or others: not run */
+};
+
+/* What `virtiofsd --version` printed (@text) says the program is: the Rust
+ * one prints "virtiofsd backend X.Y.Z" (its command-line parser's name),
+ * qemu's C one "virtiofsd version X.Y.Z (...)" and libfuse's "using FUSE
+ * kernel interface version N.M". */
+enum virtiofsd_kind virtiofsd_kind_of_version(const char *text);
+/* Runs `@path --version` (argv only, bounded in time), only when the file
+ * is root's (or the caller's) and not writable by group or others: the
+ * prolog runs it as root. */
+enum virtiofsd_kind virtiofsd_identify(const char *path);
+
+/* The transport in effect for @want with the virtiofsd @kind at @path, when
+ * the prolog starts virtiofsd (@served) or not: SHARED_DIR_9P or
+ * SHARED_DIR_VIRTIOFS in *@out and 0; when @want is virtiofs and it cannot
+ * be had, -EINVAL (no Rust virtiofsd at @path) or -EOPNOTSUPP (the prolog
+ * does not start it). @why says which and why, in words for the admin. */
+int share_transport_choose(enum shared_dir_transport want,
+			   enum virtiofsd_kind kind, const char *path,
+			   bool served, enum shared_dir_transport *out,
+			   char *why, size_t why_len);
+/* The same for vm.conf @conf on this node (runs its VirtiofsdPath=). */
+int share_transport_resolve(const struct vmconf *conf,
+			    enum shared_dir_transport *out, char *why,
+			    size_t why_len);
+/* "9p" or "virtiofs". */
+const char *share_transport_name(enum shared_dir_transport t);
