@@ -20,6 +20,9 @@
 #     a directory a user may change, and refuses SharedDirTransport=virtiofs
 #     without the Rust virtiofsd;
 #     a share missing when a job starts is the node's fault, named.
+# SVM_SHARE_TRANSPORT=virtiofs (test_shares_virtiofs.sh): the same over
+# virtiofs, each share served by a Rust virtiofsd the prolog starts as the
+# user (with the user's groups), stopped when the job ends.
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 . "$(dirname "$0")/guest.sh"
@@ -28,7 +31,14 @@ user=svmtest
 other=svmtest2
 raw=$BUILD_DIR/tests/cluster/svm-submit-raw
 [ -x "$raw" ] || harness_skip "no $raw (make check builds it)"
+transport=${SVM_SHARE_TRANSPORT:-9p}
+if [ "$transport" = virtiofs ]; then
+	virtiofsd=/usr/libexec/virtiofsd
+	"$virtiofsd" --version 2>&1 | grep -q "virtiofsd backend" ||
+		harness_skip "no Rust virtiofsd at $virtiofsd (Debian 13 and later: apt-get install virtiofsd)"
+fi
 guest_cluster_start 240 AllowRoot=yes
+[ "$transport" = 9p ] || harness_vmconf_set SharedDirTransport "$transport"
 # The user runs it: a copy outside a checkout the user may not enter.
 raw=$(harness_world_copy "$raw" 0755)
 harness_vmconf_set SharedDirs "$HARNESS_WORK,/home"
@@ -44,7 +54,7 @@ esac
 bad=$HARNESS_DIR/badshares
 mkdir -p "$bad"
 cp "$HARNESS_ETC"/*.conf "$bad/"
-sed -i '/^SharedDirs=/d' "$bad/vm.conf"
+sed -i '/^SharedDirs=/d; /^SharedDirTransport=/d; /^VirtiofsdPath=/d' "$bad/vm.conf"
 harness_as_user "$user" mkdir -p "$home/shares-proj"
 echo "SharedDirs=$HARNESS_WORK,/nonexistent/scratch,/etc/hostname,$home/shares-proj" >>"$bad/vm.conf"
 out=$("$BUILD_DIR/admin/slurm-vm" check-config --slurm-conf "$bad/slurm.conf" 2>&1) || true
@@ -141,35 +151,54 @@ fi
 
 # --- only the admin's shares, whatever the job passed
 dom=slurmvm-job-$job.0
-dirs=$(virsh -c qemu:///system dumpxml "$dom" 2>/dev/null |
-	sed -n "s/.*<source dir='\([^']*\)'.*/\1/p" | sort | tr '\n' ' ')
 want_dirs=$(printf '%s\n' /home "$HARNESS_WORK" | sort | tr '\n' ' ')
-[ "$dirs" = "$want_dirs" ] && ok "the domain shares exactly SharedDirs: $dirs" ||
-	fail "the domain shares '$dirs', want '$want_dirs'"
-mounts=$(guest_exec "$user" "$job" -- sh -c 'grep " 9p " /proc/mounts' 2>&1 || true)
-n9p=$(grep -c " 9p " <<<"$mounts" || true)
-if [ "$n9p" = 2 ] && grep -q "^svmshare[01] $HARNESS_WORK 9p .*trans=virtio" <<<"$mounts" &&
-	grep -q "^svmshare[01] /home 9p .*mmap" <<<"$mounts" &&
-	! grep -q " /etc \| /root \| /var " <<<"$mounts"; then
-	ok "the guest mounts the two shares at their host paths and nothing else"
+xml=$(virsh -c qemu:///system dumpxml "$dom" 2>/dev/null)
+servers=()
+if [ "$transport" = 9p ]; then
+	dirs=$(sed -n "s/.*<source dir='\([^']*\)'.*/\1/p" <<<"$xml" | sort | tr '\n' ' ')
+	servers=("$(pgrep -f "guest=$dom," | head -1)")
 else
-	fail "the guest's 9p mounts: $mounts"
+	# Each share by its virtiofsd's socket; what each serves, from its
+	# command line.
+	nsock=$(grep -c "<source socket='/" <<<"$xml" || true)
+	[ "$nsock" = 2 ] && ! grep -q "<source dir=" <<<"$xml" &&
+		ok "the domain names the shares by their virtiofsd's sockets only" ||
+		fail "the domain's filesystems: $(grep -A3 '<filesystem' <<<"$xml")"
+	mapfile -t servers < <(pgrep -u "$user" -x virtiofsd)
+	dirs=$(for p in "${servers[@]}"; do
+		tr '\0' '\n' <"/proc/$p/cmdline" | sed -n 's/^--shared-dir=//p'
+	done | sort | tr '\n' ' ')
+fi
+[ "$dirs" = "$want_dirs" ] && ok "the guest is served exactly SharedDirs over $transport: $dirs" ||
+	fail "the guest is served '$dirs', want '$want_dirs'"
+mounts=$(guest_exec "$user" "$job" -- sh -c "grep ' $transport ' /proc/mounts" 2>&1 || true)
+nmounts=$(grep -c " $transport " <<<"$mounts" || true)
+opts=(".*trans=virtio" ".*mmap")
+[ "$transport" = 9p ] || opts=("" "")
+if [ "$nmounts" = 2 ] && grep -q "^svmshare[01] $HARNESS_WORK $transport ${opts[0]}" <<<"$mounts" &&
+	grep -q "^svmshare[01] /home $transport ${opts[1]}" <<<"$mounts" &&
+	! grep -q " /etc \| /root \| /var " <<<"$mounts"; then
+	ok "the guest mounts the two shares at their host paths over $transport and nothing else"
+else
+	fail "the guest's $transport mounts: $mounts"
 fi
 
-# --- qemu serves the shares with the user's identity
-qpid=$(pgrep -f "guest=$dom," | head -1)
-if [ -n "$qpid" ]; then
-	q=$(awk '/^(Uid|Gid|Groups):/ { $1 = ""; print }' "/proc/$qpid/status" | tr -s ' \t' ' ')
+# --- what serves the shares (qemu for 9p, each virtiofsd) has the user's
+# identity
+ugroups=$(id -G "$user" | tr ' ' '\n' | sort -n | tr '\n' ' ')
+[ "${#servers[@]}" -gt 0 ] && [ -n "${servers[0]}" ] || fail "no process serves the shares of $dom"
+for qpid in "${servers[@]}"; do
+	[ -n "$qpid" ] || continue
+	what=$(cat "/proc/$qpid/comm" 2>/dev/null)
+	q=$(awk '/^(Uid|Gid):/ { $1 = ""; print }' "/proc/$qpid/status" | tr -s ' \t' ' ' | tr '\n' ' ')
 	qgroups=$(awk '/^Groups:/ { $1 = ""; print }' "/proc/$qpid/status" | tr ' \t' '\n\n' | grep . | sort -n | tr '\n' ' ')
-	ugroups=$(id -G "$user" | tr ' ' '\n' | sort -n | tr '\n' ' ')
-	if grep -q "^ $uid $uid $uid $uid" <<<"$q" && [ "$qgroups" = "$ugroups" ]; then
-		ok "qemu runs as uid $uid with $user's groups ($qgroups)"
+	gid=$(id -g "$user")
+	if [ "$q" = " $uid $uid $uid $uid  $gid $gid $gid $gid " ] && [ "$qgroups" = "$ugroups" ]; then
+		ok "$what ($qpid) runs as uid $uid gid $gid with $user's groups ($qgroups)"
 	else
-		fail "qemu's identity: $q; groups '$qgroups', want '$ugroups'"
+		fail "$what's ($qpid) identity: $q; groups '$qgroups', want '$ugroups'"
 	fi
-else
-	fail "no qemu process for $dom"
-fi
+done
 
 # --- root in the guest: the host's root through the relay (AllowRoot=yes)
 as_guest_root() {
@@ -215,6 +244,11 @@ harness_wait 120 "job $job to end" bash -c \
 	"squeue -h -j $job -t all -o %T | grep -Eqx 'CANCELLED|COMPLETED|FAILED'" || true
 harness_wait 60 "job $job's guest to go" bash -c "! virsh -c qemu:///system list --name | grep -qx $dom" || true
 guest_nothing_left "$job"
+if [ "$transport" = virtiofs ]; then
+	left=$(for p in "${servers[@]}"; do [ ! -e "/proc/$p" ] || echo "$p"; done)
+	[ -z "$left" ] && ok "the job's virtiofsd (${servers[*]}) ended with it" ||
+		fail "virtiofsd left after job $job: $left"
+fi
 guest_node_up "shares"
 rm -f "$home/shares-input.txt"
 [ "$failures" = 0 ]

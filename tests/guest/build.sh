@@ -261,10 +261,10 @@ busybox=$tmp/busybox/bin/busybox
 # virtio_pci: the bus; virtio_blk: root disk; ext4: root fs;
 # virtio_console: the agent channel; virtio_net: later; button+evdev: ACPI
 # power button for busybox acpid; isofs: the cloud-init seed (an ISO 9660
-# read-only virtio disk), read by files/seed; 9pnet_virtio+9p: the shares
-# (vm.conf SharedDirs=) the seed mounts.
+# read-only virtio disk), read by files/seed; 9pnet_virtio+9p and virtiofs:
+# the shares (vm.conf SharedDirs=) the seed mounts.
 modules="virtio_pci virtio_blk ext4 virtio_console virtio_net button evdev
-	isofs 9pnet_virtio 9p"
+	isofs 9pnet_virtio 9p virtiofs"
 depmod -b "$tmp/kernel" "$kver"
 mkdir -p "$tmp/initrd"
 : >"$tmp/initrd/modules.list"
