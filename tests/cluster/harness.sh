@@ -334,15 +334,16 @@ _harness_netns_setup() {
 # random. Ids made on the CPU that made ours are always higher, so each CPU
 # is tried in turn.
 _harness_node_unshare() {
-	local ns=$1 log=$2 cpu cpus=
+	local ns=$1 log=$2 cpu cpus pin=()
 	shift 2
-	unshare --net="$ns/net" --mount="$ns/mnt" --uts="$ns/uts" \
-		--propagation private -- "$@" >"$log" 2>&1 && return 0
-	grep -q "ns/mnt on .*Invalid argument" "$log" || return 1
 	cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
-	for cpu in $(_harness_cpu_list "$cpus"); do
-		umount "$ns/net" "$ns/uts" 2>/dev/null
-		taskset -c "$cpu" unshare --net="$ns/net" --mount="$ns/mnt" \
+	# Unpinned first, then on each allowed CPU in turn.
+	for cpu in any $(_harness_cpu_list "$cpus"); do
+		[ "$cpu" = any ] || {
+			umount "$ns/net" "$ns/uts" 2>/dev/null
+			pin=(taskset -c "$cpu")
+		}
+		"${pin[@]}" unshare --net="$ns/net" --mount="$ns/mnt" \
 			--uts="$ns/uts" --propagation private -- "$@" \
 			>"$log" 2>&1 && return 0
 		grep -q "ns/mnt on .*Invalid argument" "$log" || return 1
