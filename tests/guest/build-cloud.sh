@@ -16,6 +16,10 @@
 # bookworm only). --suite forky likewise builds forky.qcow2 in
 # tests/guest/cache-cloud-forky/ (Open MPI 6, PMIx 7, cloud-init 26) from
 # forky's main (its Release file is past its Valid-Until date: not checked).
+# Next to each of these two, the same image with Debian's cloud kernel
+# (linux-image-cloud-amd64) in place of the generic one, as Debian's
+# "genericcloud" images boot: debian13-cloud.qcow2, forky-cloud.qcow2. That
+# kernel has no 9p (nor have RHEL-family kernels): its shares need virtiofs.
 #
 # Output (default tests/guest/cache-cloud/, gitignored), printed:
 #   debian12.qcow2  one disk: MBR partition table, GRUB 2 (i386-pc) in the
@@ -93,8 +97,12 @@ bookworm)
 trixie | forky)
 	pkgs="$common_pkgs netplan.io systemd-resolved gcc libc6-dev
 	libopenmpi-dev"
+	# With the cloud kernel too: its package is installed with the
+	# generic one and each image keeps one of them (purge_kernels).
+	pkgs="$pkgs linux-image-cloud-amd64"
 	image_name=debian13.qcow2
 	[ "$suite" = trixie ] || image_name=forky.qcow2
+	cloud_image_name=${image_name%.qcow2}-cloud.qcow2
 	[ "$out" != "$here/cache-cloud" ] || out=$here/cache-cloud-$suite
 	;;
 *) die "--suite $suite: bookworm, trixie or forky" ;;
@@ -153,8 +161,9 @@ inputs_sum=$(
 )
 
 image=$out/$image_name
+cloud_image=${cloud_image_name:+$out/$cloud_image_name}
 mkdir -p "$out"
-if [ "$force" = 0 ] && [ -s "$image" ] &&
+if [ "$force" = 0 ] && [ -s "$image" ] && { [ -z "$cloud_image" ] || [ -s "$cloud_image" ]; } &&
 	[ "$(cat "$out/stamp" 2>/dev/null)" = "$inputs_sum" ]; then
 	echo "guest/build-cloud.sh: up to date" >&2
 	echo "$image"
@@ -191,14 +200,17 @@ mmdebstrap --mode=root --variant=important --format=directory \
 	"$suite" "$root" "${sources[@]}" >&2 ||
 	die "mmdebstrap failed (mirror reachable? see above)"
 
-kimg=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' | head -n 1)
-[ -n "$kimg" ] || die "the image has no kernel in /boot"
-kver=${kimg##*/vmlinuz-}
-[ -f "$root/boot/initrd.img-$kver" ] || die "the image has no initrd for $kver"
-mkdir -p "$root/boot/grub/i386-pc"
-cp "$root"/usr/lib/grub/i386-pc/*.mod "$root"/usr/lib/grub/i386-pc/*.lst \
-	"$root/boot/grub/i386-pc/"
-cat >"$root/boot/grub/grub.cfg" <<EOF
+# make_disk ROOT QCOW2: the bootable disk of ROOT (its one kernel).
+make_disk() {
+	local root=$1 kimg kver used fs_mib disk=$tmp/disk.raw
+	local grub_dir=$1/usr/lib/grub/i386-pc
+	kimg=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' | head -n 1)
+	[ -n "$kimg" ] || die "the image has no kernel in /boot"
+	kver=${kimg##*/vmlinuz-}
+	[ -f "$root/boot/initrd.img-$kver" ] || die "the image has no initrd for $kver"
+	mkdir -p "$root/boot/grub/i386-pc"
+	cp "$grub_dir"/*.mod "$grub_dir"/*.lst "$root/boot/grub/i386-pc/"
+	cat >"$root/boot/grub/grub.cfg" <<EOF
 serial --unit=0 --speed=115200
 terminal_input serial console
 terminal_output serial console
@@ -210,34 +222,59 @@ menuentry 'Debian GNU/Linux' {
 }
 EOF
 
-# Disk: 1 MiB before the partition (MBR + GRUB's core image), the root
-# file system with a quarter free (cloud-init's growpart would grow it into a
-# larger disk).
-used=$(du -sm "$root" | cut -f1)
-fs_mib=$((used + used / 4 + 256))
-disk=$tmp/disk.raw
-truncate -s "$((fs_mib + 1))M" "$disk"
-echo 'label: dos
+	# Disk: 1 MiB before the partition (MBR + GRUB's core image), the
+	# root file system with a quarter free (cloud-init's growpart would
+	# grow it into a larger disk).
+	used=$(du -sm "$root" | cut -f1)
+	fs_mib=$((used + used / 4 + 256))
+	rm -f "$disk"
+	truncate -s "$((fs_mib + 1))M" "$disk"
+	echo 'label: dos
 start=2048, type=83, bootable' | sfdisk -q "$disk" >&2 ||
-	die "sfdisk failed"
-mke2fs -q -t ext4 -L root -U "$uuid" -d "$root" -E offset=1048576 \
-	"$disk" "${fs_mib}M" >&2 || die "mke2fs -d failed"
+		die "sfdisk failed"
+	mke2fs -q -t ext4 -L root -U "$uuid" -d "$root" -E offset=1048576 \
+		"$disk" "${fs_mib}M" >&2 || die "mke2fs -d failed"
 
-# GRUB as grub-install does it for a BIOS disk: boot.img (the MBR code, not
-# the partition table) in sector 0; core.img (which finds /boot/grub on the
-# partition) from sector 1, where boot.img's default block list points.
-grub_dir=$root/usr/lib/grub/i386-pc
-grub-mkimage -O i386-pc -d "$grub_dir" -o "$tmp/core.img" \
-	-p '(hd0,msdos1)/boot/grub' biosdisk part_msdos ext2 ||
-	die "grub-mkimage failed"
-[ "$(stat -c %s "$tmp/core.img")" -lt $((2047 * 512)) ] ||
-	die "GRUB's core image does not fit before the partition"
-dd if="$grub_dir/boot.img" of="$disk" bs=440 count=1 conv=notrunc status=none
-dd if="$tmp/core.img" of="$disk" bs=512 seek=1 conv=notrunc status=none
+	# GRUB as grub-install does it for a BIOS disk: boot.img (the MBR
+	# code, not the partition table) in sector 0; core.img (which finds
+	# /boot/grub on the partition) from sector 1, where boot.img's
+	# default block list points.
+	grub-mkimage -O i386-pc -d "$grub_dir" -o "$tmp/core.img" \
+		-p '(hd0,msdos1)/boot/grub' biosdisk part_msdos ext2 ||
+		die "grub-mkimage failed"
+	[ "$(stat -c %s "$tmp/core.img")" -lt $((2047 * 512)) ] ||
+		die "GRUB's core image does not fit before the partition"
+	dd if="$grub_dir/boot.img" of="$disk" bs=440 count=1 conv=notrunc status=none
+	dd if="$tmp/core.img" of="$disk" bs=512 seek=1 conv=notrunc status=none
 
-qemu-img convert -f raw -O qcow2 "$disk" "$tmp/disk.qcow2" ||
-	die "qemu-img convert failed"
-mv "$tmp/disk.qcow2" "$image"
+	qemu-img convert -f raw -O qcow2 "$disk" "$tmp/disk.qcow2" ||
+		die "qemu-img convert failed"
+	rm -f "$disk"
+	mv "$tmp/disk.qcow2" "$2"
+	echo "guest/build-cloud.sh: $2: $kver, ${fs_mib} MiB root" >&2
+}
+
+# purge_kernels ROOT cloud|generic: that flavour's kernel packages leave
+# ROOT (dpkg --purge, their maintainer scripts run in the chroot).
+purge_kernels() {
+	local kpkgs
+	kpkgs=$(chroot "$1" dpkg-query -W -f '${db:Status-Abbrev}${Package}\n' 'linux-image-*' |
+		sed -n 's/^ii *//p' |
+		if [ "$2" = cloud ]; then grep -- '-cloud-amd64$'; else grep -v -- '-cloud-amd64$'; fi)
+	[ -n "$kpkgs" ] || die "no $2 kernel package in $1"
+	# shellcheck disable=SC2086 # one word per package
+	DEBIAN_FRONTEND=noninteractive chroot "$1" dpkg --purge $kpkgs >&2 || die "dpkg --purge $kpkgs failed in $1"
+}
+
+# The cloud kernel's image from a copy of the root, then the generic one.
+if [ -n "$cloud_image" ]; then
+	cp -a "$root" "$tmp/root-cloud"
+	purge_kernels "$tmp/root-cloud" generic
+	make_disk "$tmp/root-cloud" "$cloud_image"
+	rm -rf "$tmp/root-cloud"
+	purge_kernels "$root" cloud
+fi
+make_disk "$root" "$image"
 echo "$inputs_sum" >"$out/stamp"
-echo "guest/build-cloud.sh: built in $(($(date +%s) - start)) s ($kver, ${fs_mib} MiB root)" >&2
+echo "guest/build-cloud.sh: built in $(($(date +%s) - start)) s" >&2
 echo "$image"
