@@ -19,7 +19,8 @@
 # the share's client and its copies: the guest figures are then regression
 # figures for this machine, not production ones, and say "TCG". Prints
 # BENCH| lines (see bench/run.sh). SVM_BENCH_SHORT=1 (bench/run.sh
-# --short): 1 run, 8 MiB, 100 files, the guest destroyed at the end. Boots
+# --short): 1 run, 8 MiB, 100 files, common/'s tree, the guest destroyed at
+# the end. Boots
 # a guest per transport: on shared machines run it under the guest lock
 # (flock /tmp/slurm-vm-guest.lock bench/share_bench.sh).
 set -euo pipefail
@@ -30,9 +31,9 @@ export BUILD_DIR
 BUILD_DIR=$(cd "${BUILD_DIR:-$top/build}" && pwd)
 short_conf=()
 if [ "${SVM_BENCH_SHORT:-0}" = 1 ]; then
-	runs=${1:-1} mib=8 files=100 short_conf=(ShutdownTimeout=1)
+	runs=${1:-1} mib=8 files=100 short_conf=(ShutdownTimeout=1) tree_dirs=(common)
 else
-	runs=${1:-3} mib=256 files=2000
+	runs=${1:-3} mib=256 files=2000 tree_dirs=()
 fi
 case "$runs" in '' | *[!0-9]* | 0) echo "share_bench: RUNS must be a positive integer" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "share_bench: run as root (it starts slurmctld, slurmd and libvirtd)" >&2; exit 2; }
@@ -61,10 +62,13 @@ transports=(9p)
 work=$HARNESS_WORK/$user
 install -o "$user" -m 0755 "$ops" "$work/share_ops"
 harness_as_user "$user" mkdir -p "$work/guest" "$work/host"
-# The metadata-heavy task: unpacking a source tree (this checkout's files).
-git -C "$top" ls-files -z | tar -C "$top" --null -T - -cf "$HARNESS_DIR/tree.tar" 2>/dev/null ||
+# The metadata-heavy task: unpacking a source tree (this checkout's files;
+# short: its common/).
+git -C "$top" ls-files -z "${tree_dirs[@]}" |
+	tar -C "$top" --null -T - -cf "$HARNESS_DIR/tree.tar" 2>/dev/null ||
 	tar -C "$top" --exclude=./build\* --exclude=./tests/guest/cache\* \
-		--exclude=./tests/platform/cache -cf "$HARNESS_DIR/tree.tar" .
+		--exclude=./tests/platform/cache -cf "$HARNESS_DIR/tree.tar" \
+		"${tree_dirs[@]:-.}"
 install -o "$user" -m 0644 "$HARNESS_DIR/tree.tar" "$work/tree.tar"
 tree_files=$(tar -tf "$work/tree.tar" | wc -l)
 
