@@ -148,7 +148,13 @@ static _Noreturn void virtiofsd_child(struct prolog *p, unsigned i,
 	if (!r)
 		r = user_become(p->req.uid, p->req.gid);
 	if (!r) {
+		sigset_t none;
+
+		/* the prolog's signal handling is not virtiofsd's */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		execv(argv[0], argv);
 		r = -errno;
 	}

@@ -183,12 +183,23 @@ static int undo_helper(struct teardown *t, const char *pidfile,
 	return 0;
 }
 
+/* The command name (comm) the kernel gives VirtiofsdPath=: its last
+ * component's first 15 bytes. */
+static const char *virtiofsd_comm(const struct vmconf *conf, char comm[16])
+{
+	const char *path = conf->virtiofsd_path ? conf->virtiofsd_path : "";
+	const char *slash = strrchr(path, '/');
+
+	snprintf(comm, 16, "%s", slash ? slash + 1 : path);
+	return comm;
+}
+
 /* A share's virtiofsd (prolog/virtiofs.c): VIRTIOFSD virtiofsd-<i>.pid.
  * It ends by itself once qemu has gone; if not, it is stopped. Its pid
  * file and socket go; its log stays with the state directory. */
 static int undo_virtiofsd(struct teardown *t, const char *pidfile)
 {
-	char sock[64];
+	char sock[64], comm[16];
 	unsigned i;
 	int end = 0, r;
 
@@ -199,7 +210,7 @@ static int undo_virtiofsd(struct teardown *t, const char *pidfile)
 			  pidfile);
 		return -EBADMSG;
 	}
-	r = undo_helper(t, pidfile, "virtiofsd");
+	r = undo_helper(t, pidfile, virtiofsd_comm(t->conf, comm));
 	if (r < 0)
 		return log_errno(r, "cannot stop the virtiofsd of %s", pidfile);
 	if (unlinkat(t->state_fd, pidfile, 0) < 0 && errno != ENOENT)
