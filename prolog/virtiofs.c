@@ -220,15 +220,21 @@ static int virtiofsd_start(struct prolog *p, unsigned i, int dirfd, char **sock)
 		close(pipefd[0]);
 		goto out;
 	}
+	/* At once: a prolog killed from here on leaves the epilog its pid
+	 * (its start time is the fork's). */
+	r = pidfile_write(p, pidfile, pid);
 	/* EOF: it runs virtiofsd now. */
 	n = read(pipefd[0], &err, sizeof(err));
 	close(pipefd[0]);
-	r = pidfile_write(p, pidfile, pid);
 	if (n == sizeof(err) && err < 0) {
 		waitpid(pid, NULL, 0); /* it exited at once */
 		r = log_errno(
 			err, "SharedDirs=%s: %s could not be run as uid %u",
 			dir, p->conf.virtiofsd_path, (unsigned)p->req.uid);
+	} else if (r < 0) {
+		/* no pid file: nothing could stop it later */
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
 	}
 	if (r == 0)
 		log_info("job %u: virtiofsd %ld serves %s on %s", p->req.job_id,
