@@ -1046,14 +1046,9 @@ static void check_share_transport(struct checker *c, const struct vmconf *vc,
 	else
 		check_problem(
 			c,
-			r == -EOPNOTSUPP
-				? "set SharedDirTransport=9p or auto "
-				  "until slurm-vm starts virtiofsd "
-				  "(issue #28)"
-				: "install the Rust virtiofsd (Debian 13, "
-				  "RHEL 9: package virtiofsd) and set "
-				  "VirtiofsdPath= to it, or set "
-				  "SharedDirTransport=9p",
+			"install the Rust virtiofsd (Debian 13, RHEL 9: "
+			"package virtiofsd) and set VirtiofsdPath= to it, "
+			"or set SharedDirTransport=9p",
 			"SharedDirs: %s: the prolog drains the node", why);
 }
 

@@ -16,7 +16,7 @@
 #    PrologTimeout, and mpi/pmix's library of the release;
 #  - gres.conf Cores= splitting a socket (Slurm 24.11 and later);
 #  - SharedDirTransport=: the transport in effect; virtiofs refused with
-#    the reason (no virtiofsd, qemu's C one, not started by the prolog);
+#    the reason (no virtiofsd, qemu's C one), taken by the Rust one;
 #  - (as root) libvirt's qemu directory 0750, as libvirt-daemon-system
 #    leaves it, and a closed directory above it: tried as nobody.
 # Run from the build directory (automake sets $srcdir).
@@ -278,10 +278,10 @@ with_shares SharedDirTransport=virtiofs "VirtiofsdPath=$cc/none"
 grep -qF "problem: SharedDirs: SharedDirTransport=virtiofs, but VirtiofsdPath=$cc/none is missing or not an executable file" "$out" ||
 	fail "virtiofs without virtiofsd not refused"
 with_shares SharedDirTransport=virtiofs "VirtiofsdPath=$cc/rust-virtiofsd"
-grep -qF "problem: SharedDirs: SharedDirTransport=virtiofs, but VirtiofsdPath=$cc/rust-virtiofsd is the Rust virtiofsd, but this build's prolog does not start it yet" "$out" ||
-	fail "virtiofs before the prolog starts virtiofsd not refused"
-[ "$(fix_for "does not start it yet")" = "set SharedDirTransport=9p or auto until slurm-vm starts virtiofsd (issue #28)" ] ||
-	fail "the fix for virtiofs not started is: $(fix_for "does not start it yet")"
+grep -qF "ok:      SharedDirs: served over virtiofs (SharedDirTransport=virtiofs, VirtiofsdPath=$cc/rust-virtiofsd is the Rust virtiofsd)" "$out" ||
+	fail "virtiofs by the Rust virtiofsd not taken"
+grep -qF "SharedDirs: $share is shared with the guests over virtiofs" "$out" ||
+	fail "the share's transport (virtiofs) not named"
 with_shares SharedDirTransport=auto "VirtiofsdPath=$c_virtiofsd"
 grep -qF "ok:      SharedDirs: served over 9p (SharedDirTransport=auto, VirtiofsdPath=$c_virtiofsd is qemu's C virtiofsd" "$out" ||
 	fail "auto with qemu's C virtiofsd is not 9p, or not said why"

@@ -27,7 +27,7 @@
 #define SEED_STATE_NAME "seed"
 #define CONSOLE_TAIL	2048
 
-static char *state_file(const struct prolog *p, const char *name)
+char *state_file(const struct prolog *p, const char *name)
 {
 	char *path;
 
@@ -36,7 +36,7 @@ static char *state_file(const struct prolog *p, const char *name)
 	return path;
 }
 
-static int journal_step(struct prolog *p, const char *verb, const char *arg)
+int journal_step(struct prolog *p, const char *verb, const char *arg)
 {
 	const char *args[] = { arg, NULL };
 
@@ -395,9 +395,9 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 		dp.net_mac = mac;
 	}
 	domain_params_from_conf(&dp, &p->conf);
-	/* virtiofs: refused without the sockets of its virtiofsd, which this
-	 * prolog does not start yet (share_transport.c) */
+	/* virtiofs: each share's virtiofsd listens already (virtiofs.c) */
 	dp.share_transport = p->share_transport;
+	dp.share_sockets = p->share_sockets;
 	if (domain_xml_build(&p->plan, &dp, &xml) < 0) {
 		log_error("job %u: cannot build the domain XML", p->req.job_id);
 		return PROLOG_NODE_FAULT;
@@ -565,6 +565,12 @@ enum prolog_result prolog_boot(struct prolog *p)
 		t = clock_now_s();
 		res = boot_seed(p, &seed);
 		log_info("job %u: phase seed %.3fs", p->req.job_id,
+			 clock_now_s() - t);
+	}
+	if (res == PROLOG_OK) {
+		t = clock_now_s();
+		res = prolog_virtiofs(p);
+		log_info("job %u: phase virtiofsd %.3fs", p->req.job_id,
 			 clock_now_s() - t);
 	}
 	if (res == PROLOG_OK) {

@@ -599,6 +599,9 @@ static void prolog_free(struct prolog *p)
 	if (p->state_fd >= 0)
 		close(p->state_fd);
 	free(p->state_path);
+	for (size_t i = 0; p->share_sockets && p->share_sockets[i]; i++)
+		free(p->share_sockets[i]);
+	free(p->share_sockets);
 	plan_free(&p->plan);
 	if (p->has_net)
 		jobnet_plan_free(&p->net);

@@ -30,6 +30,9 @@ struct prolog {
 	/* the shares' transport in effect (share_transport_resolve): 9p or
 	 * virtiofs, never auto */
 	enum shared_dir_transport share_transport;
+	/* virtiofs: share i's virtiofsd socket, an absolute path
+	 * (prolog_virtiofs); NULL-terminated, NULL before */
+	char **share_sockets;
 
 	char state_name[64]; /* job-<id>.<restart> */
 	char *state_path;
@@ -37,6 +40,11 @@ struct prolog {
 	bool reason_recorded;
 	char reason[512]; /* the recorded reason's first line */
 };
+
+/* @name's path in the job's state directory, malloc'd; NULL: no memory. */
+char *state_file(const struct prolog *p, const char *name);
+/* Journals @verb @arg before the host change it names (journal.h). */
+int journal_step(struct prolog *p, const char *verb, const char *arg);
 
 /* Creates the job's root-owned state directory. */
 enum prolog_result prolog_statedir(struct prolog *p);
@@ -69,7 +77,14 @@ enum prolog_result prolog_ib_partition(struct prolog *p);
  * node's own NodeAddr, its vm.conf or the setup failing is the node's. */
 enum prolog_result prolog_network(struct prolog *p);
 
-/* Overlay, seed, devices, domain, relay, then wait for the agent; every host
- * change journaled first. A job fault leaves the reason in the state directory.
+/* SharedDirTransport=virtiofs (resolved): one Rust virtiofsd per share,
+ * as the job user with its groups, on a socket in the state directory
+ * (journaled VIRTIOFSD first); sets share_sockets. A failure is the
+ * node's. Anything else: nothing. */
+enum prolog_result prolog_virtiofs(struct prolog *p);
+
+/* Overlay, seed, virtiofsd, devices, domain, relay, then wait for the agent;
+ * every host change journaled first. A job fault leaves the reason in the state
+ * directory.
  */
 enum prolog_result prolog_boot(struct prolog *p);

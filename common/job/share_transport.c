@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,11 +12,6 @@
 #include "job/share_transport.h"
 
 #define VIRTIOFSD_VERSION_TIMEOUT_S 10
-
-/* The prolog starts no virtiofsd yet (issue #28's last step): until it
- * does, SharedDirTransport=virtiofs is refused and auto means 9p, so that
- * no guest is defined with a share nothing serves. */
-static const bool virtiofs_served = false;
 
 enum virtiofsd_kind virtiofsd_kind_of_version(const char *text)
 {
@@ -52,7 +48,7 @@ const char *share_transport_name(enum shared_dir_transport t)
 }
 
 /* Why the virtiofsd at @path cannot serve the shares; NULL: it can. */
-static const char *virtiofsd_unusable(enum virtiofsd_kind kind, bool served)
+static const char *virtiofsd_unusable(enum virtiofsd_kind kind)
 {
 	switch (kind) {
 	case VIRTIOFSD_MISSING:
@@ -69,17 +65,15 @@ static const char *virtiofsd_unusable(enum virtiofsd_kind kind, bool served)
 	case VIRTIOFSD_RUST:
 		break;
 	}
-	return served ? NULL
-		      : "is the Rust virtiofsd, but this build's prolog does "
-			"not start it yet (issue #28)";
+	return NULL;
 }
 
 int share_transport_choose(enum shared_dir_transport want,
 			   enum virtiofsd_kind kind, const char *path,
-			   bool served, enum shared_dir_transport *out,
-			   char *why, size_t why_len)
+			   enum shared_dir_transport *out, char *why,
+			   size_t why_len)
 {
-	const char *unusable = virtiofsd_unusable(kind, served);
+	const char *unusable = virtiofsd_unusable(kind);
 
 	*out = SHARED_DIR_9P;
 	if (want == SHARED_DIR_9P) {
@@ -103,7 +97,7 @@ int share_transport_choose(enum shared_dir_transport want,
 	snprintf(why, why_len,
 		 "SharedDirTransport=virtiofs, but VirtiofsdPath=%s %s", path,
 		 unusable);
-	return kind == VIRTIOFSD_RUST ? -EOPNOTSUPP : -EINVAL;
+	return -EINVAL;
 }
 
 int share_transport_resolve(const struct vmconf *conf,
@@ -115,6 +109,42 @@ int share_transport_resolve(const struct vmconf *conf,
 	if (conf->shared_dir_transport != SHARED_DIR_9P)
 		kind = virtiofsd_identify(conf->virtiofsd_path);
 	return share_transport_choose(conf->shared_dir_transport, kind,
-				      conf->virtiofsd_path, virtiofs_served,
-				      out, why, why_len);
+				      conf->virtiofsd_path, out, why, why_len);
+}
+
+void virtiofsd_args_free(struct virtiofsd_args *a)
+{
+	free(a->shared_dir);
+	a->shared_dir = NULL;
+}
+
+/* --sandbox=none: virtiofsd runs as the job user, who cannot make the
+ * namespaces of "namespace" (that maps every owner but the user to
+ * nobody and drops the supplementary groups) nor chroot; it serves with
+ * the user's own rights and groups, as the user's batch script would.
+ * --cache=auto: close-to-open, as NFS; the host's side (the batch script,
+ * other nodes) may change the files too. No --tag: qemu 7.x crashes on
+ * it. --rlimit-nofile=0: the prolog set the bound (VIRTIOFSD_NOFILE),
+ * which an unprivileged virtiofsd could not raise anyway. */
+int virtiofsd_argv(const char *path, const char *dir, struct virtiofsd_args *a)
+{
+	size_t n = 0;
+
+	memset(a, 0, sizeof(*a));
+	if (!path || !dir || dir[0] != '/')
+		return -EINVAL;
+	if (asprintf(&a->shared_dir, "--shared-dir=%s", dir) < 0) {
+		a->shared_dir = NULL;
+		return -ENOMEM;
+	}
+	a->argv[n++] = (char *)path;
+	a->argv[n++] = "--fd=" VIRTIOFSD_LISTEN_FD_STR;
+	a->argv[n++] = a->shared_dir;
+	a->argv[n++] = "--sandbox=none";
+	a->argv[n++] = "--cache=auto";
+	a->argv[n++] = "--thread-pool-size=" VIRTIOFSD_THREADS_STR;
+	a->argv[n++] = "--rlimit-nofile=0";
+	a->argv[n++] = "--log-level=info";
+	a->argv[n] = NULL;
+	return 0;
 }

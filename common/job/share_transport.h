@@ -32,18 +32,39 @@ enum virtiofsd_kind virtiofsd_kind_of_version(const char *text);
  * prolog runs it as root. */
 enum virtiofsd_kind virtiofsd_identify(const char *path);
 
-/* The transport in effect for @want with the virtiofsd @kind at @path, when
- * the prolog starts virtiofsd (@served) or not: SHARED_DIR_9P or
- * SHARED_DIR_VIRTIOFS in *@out and 0; when @want is virtiofs and it cannot
- * be had, -EINVAL (no Rust virtiofsd at @path) or -EOPNOTSUPP (the prolog
- * does not start it). @why says which and why, in words for the admin. */
+/* The transport in effect for @want with the virtiofsd @kind at @path:
+ * SHARED_DIR_9P or SHARED_DIR_VIRTIOFS in *@out and 0; when @want is
+ * virtiofs and no Rust virtiofsd is at @path, -EINVAL. @why says which and
+ * why, in words for the admin. */
 int share_transport_choose(enum shared_dir_transport want,
 			   enum virtiofsd_kind kind, const char *path,
-			   bool served, enum shared_dir_transport *out,
-			   char *why, size_t why_len);
+			   enum shared_dir_transport *out, char *why,
+			   size_t why_len);
 /* The same for vm.conf @conf on this node (runs its VirtiofsdPath=). */
 int share_transport_resolve(const struct vmconf *conf,
 			    enum shared_dir_transport *out, char *why,
 			    size_t why_len);
 /* "9p" or "virtiofs". */
 const char *share_transport_name(enum shared_dir_transport t);
+
+/* How the prolog runs a share's virtiofsd (prolog/virtiofs.c): its
+ * listening socket on this descriptor, at most this many threads serving
+ * requests, and at most this many open files (RLIMIT_NOFILE, set by root
+ * before it becomes the user: an open file pins host memory, and a guest
+ * could otherwise open files until the host's limit). */
+#define VIRTIOFSD_LISTEN_FD	3
+#define VIRTIOFSD_LISTEN_FD_STR "3"
+#define VIRTIOFSD_THREADS_STR	"4"
+#define VIRTIOFSD_NOFILE	4096
+#define VIRTIOFSD_ARGV_MAX	10
+
+struct virtiofsd_args {
+	char *argv[VIRTIOFSD_ARGV_MAX]; /* NULL-terminated */
+	char *shared_dir;		/* owned: --shared-dir=DIR */
+};
+
+/* The command line of the Rust virtiofsd at @path serving the absolute
+ * directory @dir on the listening socket VIRTIOFSD_LISTEN_FD. 0, or
+ * -EINVAL, -ENOMEM. */
+int virtiofsd_argv(const char *path, const char *dir, struct virtiofsd_args *a);
+void virtiofsd_args_free(struct virtiofsd_args *a);

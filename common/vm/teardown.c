@@ -91,32 +91,67 @@ static int undo_domain(struct teardown *t, const char *name)
 	return r < 0 ? r : 0;
 }
 
-/* Is @pid still the relay the pid file named (not a recycled pid), and
- * alive? A zombie counts as gone: a PID 1 that reaps late (containers)
- * otherwise kept the epilog waiting for seconds. */
-static bool pid_is_relay(pid_t pid)
+int teardown_proc_stat(pid_t pid, char *comm, size_t comm_len, char *state,
+		       unsigned long long *start_time)
 {
-	char path[64], stat[128] = "", want[48];
+	char path[64], stat[1024] = "";
+	char *open, *close;
+	unsigned long long start = 0;
+	char st = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
+		return -errno;
 	if (!fgets(stat, sizeof(stat), f))
 		stat[0] = '\0';
 	fclose(f);
-	/* "<pid> (slurm-vm-relay) <state> ..." */
-	snprintf(want, sizeof(want), "%ld (slurm-vm-relay) ", (long)pid);
-	if (strncmp(stat, want, strlen(want)) != 0)
-		return false;
-	return stat[strlen(want)] != 'Z' && stat[strlen(want)] != 'X';
+	/* "<pid> (<comm>) <state> <fields 4..21> <starttime> ...": comm may
+	 * hold spaces and parentheses, the last ')' ends it. */
+	open = strchr(stat, '(');
+	close = strrchr(stat, ')');
+	if (!open || !close || close < open ||
+	    sscanf(close + 1,
+		   " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+		   "%*s %*s %*s %*s %*s %llu",
+		   &st, &start) != 2)
+		return -EBADMSG;
+	snprintf(comm, comm_len, "%.*s", (int)(close - open - 1), open + 1);
+	if (state)
+		*state = st;
+	if (start_time)
+		*start_time = start;
+	return 0;
 }
 
-static int undo_relay(struct teardown *t, const char *pidfile)
+/* Is @pid still the helper the pid file named, alive (a zombie counts as
+ * gone: a PID 1 that reaps late, in containers, otherwise kept the epilog
+ * waiting for seconds), and not a recycled pid: its command is @comm and,
+ * when the pid file said it (@start_time not 0), it started then? */
+static bool pid_is_helper(pid_t pid, const char *comm,
+			  unsigned long long start_time)
+{
+	unsigned long long start;
+	char name[64], state;
+
+	if (teardown_proc_stat(pid, name, sizeof(name), &state, &start) < 0)
+		return false;
+	if (strcmp(name, comm) != 0 || state == 'Z' || state == 'X')
+		return false;
+	return !start_time || start == start_time;
+}
+
+/* Stops the helper process (the relay, a virtiofsd) whose pid file
+ * @pidfile, in the state directory, says "PID [START_TIME]": SIGTERM, up
+ * to 3 s to end, then SIGKILL. A missing pid file or process is no error:
+ * it ended by itself. */
+static int undo_helper(struct teardown *t, const char *pidfile,
+		       const char *comm)
 {
 	_cleanup_close_ int fd = -1;
-	char buf[32] = "";
+	unsigned long long start = 0;
+	char buf[64] = "", *sp;
 	unsigned pid;
 	ssize_t n;
 
@@ -130,15 +165,59 @@ static int undo_relay(struct teardown *t, const char *pidfile)
 		return 0;
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
+	sp = strchr(buf, ' ');
+	if (sp) {
+		*sp++ = '\0';
+		if (sscanf(sp, "%llu", &start) != 1)
+			return -EINVAL;
+	}
 	if (str_to_uint(buf, &pid) < 0 || pid < 2)
 		return -EINVAL;
-	if (!pid_is_relay((pid_t)pid))
+	if (!pid_is_helper((pid_t)pid, comm, start))
 		return 0;
 	kill((pid_t)pid, SIGTERM);
-	for (int i = 0; i < 300 && pid_is_relay((pid_t)pid); i++)
+	for (int i = 0; i < 300 && pid_is_helper((pid_t)pid, comm, start); i++)
 		usleep(10 * 1000);
-	if (pid_is_relay((pid_t)pid))
+	if (pid_is_helper((pid_t)pid, comm, start))
 		kill((pid_t)pid, SIGKILL);
+	return 0;
+}
+
+/* The command name (comm) the kernel gives VirtiofsdPath=: its last
+ * component's first 15 bytes. */
+static const char *virtiofsd_comm(const struct vmconf *conf, char comm[16])
+{
+	const char *path = conf->virtiofsd_path ? conf->virtiofsd_path : "";
+	const char *slash = strrchr(path, '/');
+
+	snprintf(comm, 16, "%s", slash ? slash + 1 : path);
+	return comm;
+}
+
+/* A share's virtiofsd (prolog/virtiofs.c): VIRTIOFSD virtiofsd-<i>.pid.
+ * It ends by itself once qemu has gone; if not, it is stopped. Its pid
+ * file and socket go; its log stays with the state directory. */
+static int undo_virtiofsd(struct teardown *t, const char *pidfile)
+{
+	char sock[64], comm[16];
+	unsigned i;
+	int end = 0, r;
+
+	if (sscanf(pidfile, VIRTIOFSD_PID_FMT "%n", &i, &end) != 1 ||
+	    pidfile[end]) {
+		log_error("journal record VIRTIOFSD %s: not a virtiofsd pid "
+			  "file; skipped",
+			  pidfile);
+		return -EBADMSG;
+	}
+	r = undo_helper(t, pidfile, virtiofsd_comm(t->conf, comm));
+	if (r < 0)
+		return log_errno(r, "cannot stop the virtiofsd of %s", pidfile);
+	if (unlinkat(t->state_fd, pidfile, 0) < 0 && errno != ENOENT)
+		return log_errno(errno, "cannot delete %s", pidfile);
+	snprintf(sock, sizeof(sock), VIRTIOFSD_SOCK_FMT, i);
+	if (unlinkat(t->state_fd, sock, 0) < 0 && errno != ENOENT)
+		return log_errno(errno, "cannot delete %s", sock);
 	return 0;
 }
 
@@ -287,7 +366,9 @@ static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 	if (strcmp(e->verb, "DOMAIN") == 0)
 		return undo_domain(t, e->args[0]);
 	if (strcmp(e->verb, "RELAY") == 0)
-		return undo_relay(t, e->args[0]);
+		return undo_helper(t, e->args[0], "slurm-vm-relay");
+	if (strcmp(e->verb, "VIRTIOFSD") == 0)
+		return undo_virtiofsd(t, e->args[0]);
 	if (strcmp(e->verb, "SEED") == 0)
 		return undo_seed(t, e->args[0]);
 	if (strcmp(e->verb, "DETACH") == 0)

@@ -14,8 +14,9 @@
  * <gid> <octal mode> (a VFIO group file given to the job user: put back,
  * then the user's processes still holding it killed; failing either, the
  * node is unsafe), DOMAIN <name>, RELAY <pidfile in the
- * state dir>, and the job network's NETLINK <ifname> and NFT <family>
- * <table> (jobnet.h).
+ * state dir>, VIRTIOFSD <virtiofsd-I.pid in the state dir: share I's
+ * virtiofsd stopped, its pid file and sock/virtiofsd-I.sock deleted>, and the
+ * job network's NETLINK <ifname> and NFT <family> <table> (jobnet.h).
  *
  * A guest that could not be stopped (DOMAIN failed) may still run: the
  * records that keep it apart from other jobs (NFT, NETLINK, IBGUID,
@@ -29,12 +30,26 @@
  * not torn down) also holds is left to that one (counted in yielded).
  */
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include "job/vmconf.h"
 
 struct guest;
 
 #define TEARDOWN_TIMED_STEPS 16
+
+/* Share I's virtiofsd, in the state directory: its pid file ("PID
+ * START_TIME"), listening socket and log. */
+#define VIRTIOFSD_PID_FMT  "virtiofsd-%u.pid"
+#define VIRTIOFSD_SOCK_FMT "sock/virtiofsd-%u.sock"
+#define VIRTIOFSD_LOG_FMT  "virtiofsd-%u.log"
+
+/* From /proc/@pid/stat: its command (comm, at most @comm_len - 1 bytes),
+ * state letter (if @state) and start time in clock ticks after boot (if
+ * @start_time; field 22), which tells a pid's reuse apart. */
+int teardown_proc_stat(pid_t pid, char *comm, size_t comm_len, char *state,
+		       unsigned long long *start_time);
 
 /* One undone journal record and how long undoing it took, for the logs. */
 struct teardown_step_time {

@@ -42,6 +42,7 @@ include $(srcdir)/tests/unit/run.mk
 include $(srcdir)/tests/unit/slurmconf.mk
 include $(srcdir)/tests/unit/ctld.mk
 include $(srcdir)/tests/unit/share_transport.mk
+include $(srcdir)/tests/unit/virtiofsd.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that

@@ -92,51 +92,41 @@ static void test_identify(void **state)
 	free(writable);
 }
 
-/* 9p is 9p; virtiofs only by a Rust virtiofsd the prolog starts, else
- * refused with the reason; auto falls back to 9p, saying why. */
+/* 9p is 9p; virtiofs only by a Rust virtiofsd, else refused with the
+ * reason; auto falls back to 9p, saying why. */
 static void test_choose(void **state)
 {
 	static const struct {
 		enum shared_dir_transport want;
 		enum virtiofsd_kind kind;
-		bool served;
 		int ret;
 		enum shared_dir_transport out;
 		const char *why;
 	} cases[] = {
-		{ SHARED_DIR_9P, VIRTIOFSD_RUST, true, 0, SHARED_DIR_9P,
+		{ SHARED_DIR_9P, VIRTIOFSD_RUST, 0, SHARED_DIR_9P,
 		  "SharedDirTransport=9p" },
-		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_RUST, true, 0,
-		  SHARED_DIR_VIRTIOFS,
+		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_RUST, 0, SHARED_DIR_VIRTIOFS,
 		  "SharedDirTransport=virtiofs, VirtiofsdPath=/v is the Rust "
 		  "virtiofsd" },
-		{ SHARED_DIR_AUTO, VIRTIOFSD_RUST, true, 0, SHARED_DIR_VIRTIOFS,
+		{ SHARED_DIR_AUTO, VIRTIOFSD_RUST, 0, SHARED_DIR_VIRTIOFS,
 		  "SharedDirTransport=auto, VirtiofsdPath=/v is the Rust" },
-		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_C, true, -EINVAL,
-		  SHARED_DIR_9P,
+		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_C, -EINVAL, SHARED_DIR_9P,
 		  "SharedDirTransport=virtiofs, but VirtiofsdPath=/v is qemu's "
 		  "C virtiofsd, which must run as root (slurm-vm runs "
 		  "virtiofsd as the job user)" },
-		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_MISSING, true, -EINVAL,
+		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_MISSING, -EINVAL,
 		  SHARED_DIR_9P,
 		  "VirtiofsdPath=/v is missing or not an executable file" },
-		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_UNSAFE, true, -EINVAL,
-		  SHARED_DIR_9P,
+		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_UNSAFE, -EINVAL, SHARED_DIR_9P,
 		  "VirtiofsdPath=/v is not root's or is writable by group or "
 		  "others (the prolog would run it as root): not run" },
-		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_UNKNOWN, true, -EINVAL,
+		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_UNKNOWN, -EINVAL,
 		  SHARED_DIR_9P, "does not say it is the Rust virtiofsd" },
-		{ SHARED_DIR_VIRTIOFS, VIRTIOFSD_RUST, false, -EOPNOTSUPP,
-		  SHARED_DIR_9P,
-		  "is the Rust virtiofsd, but this build's prolog does not "
-		  "start it yet" },
-		{ SHARED_DIR_AUTO, VIRTIOFSD_C, true, 0, SHARED_DIR_9P,
+		{ SHARED_DIR_AUTO, VIRTIOFSD_C, 0, SHARED_DIR_9P,
 		  "SharedDirTransport=auto, VirtiofsdPath=/v is qemu's C "
 		  "virtiofsd, which must run as root" },
-		{ SHARED_DIR_AUTO, VIRTIOFSD_MISSING, true, 0, SHARED_DIR_9P,
+		{ SHARED_DIR_AUTO, VIRTIOFSD_MISSING, 0, SHARED_DIR_9P,
 		  "is missing" },
-		{ SHARED_DIR_AUTO, VIRTIOFSD_RUST, false, 0, SHARED_DIR_9P,
-		  "does not start it yet" },
 	};
 
 	(void)state;
@@ -144,8 +134,7 @@ static void test_choose(void **state)
 		enum shared_dir_transport out = SHARED_DIR_AUTO;
 		char why[512] = "";
 		int r = share_transport_choose(cases[i].want, cases[i].kind,
-					       "/v", cases[i].served, &out, why,
-					       sizeof(why));
+					       "/v", &out, why, sizeof(why));
 
 		if (r != cases[i].ret || out != cases[i].out ||
 		    !strstr(why, cases[i].why))
@@ -194,6 +183,39 @@ static void test_resolve(void **state)
 	free(rust);
 }
 
+/* The prolog's command line for a share's virtiofsd: the socket it was
+ * given, the share, no sandbox (it runs as the user), bounded threads, the
+ * open-file limit root set left alone, and never --tag (qemu 7.x). */
+static void test_virtiofsd_argv(void **state)
+{
+	static const char *const want[] = {
+		"/usr/libexec/virtiofsd", "--fd=3",
+		"--shared-dir=/home/u",	  "--sandbox=none",
+		"--cache=auto",		  "--thread-pool-size=4",
+		"--rlimit-nofile=0",	  "--log-level=info",
+	};
+	struct virtiofsd_args a;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(
+		virtiofsd_argv("/usr/libexec/virtiofsd", "/home/u", &a), 0);
+	while (a.argv[n])
+		n++;
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(a.argv[i], want[i]);
+		assert_null(strstr(a.argv[i], "--tag"));
+	}
+	assert_int_equal(VIRTIOFSD_LISTEN_FD, 3);
+	virtiofsd_args_free(&a);
+	assert_null(a.shared_dir);
+	/* a relative share is no share */
+	assert_int_equal(virtiofsd_argv("/v", "home/u", &a), -EINVAL);
+	assert_int_equal(virtiofsd_argv(NULL, "/home/u", &a), -EINVAL);
+	virtiofsd_args_free(&a);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -216,6 +238,7 @@ int main(void)
 		cmocka_unit_test(test_identify),
 		cmocka_unit_test(test_choose),
 		cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_virtiofsd_argv),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
