@@ -262,7 +262,7 @@ if [ ! -x "$c_virtiofsd" ] || [ "$(id -u)" != 0 ]; then
 	printf '#!/bin/sh\necho "virtiofsd version 7.2.22"\n' >"$c_virtiofsd"
 	chmod +x "$c_virtiofsd"
 fi
-printf '#!/bin/sh\necho "virtiofsd backend 1.13.2"\n' >"$cc/rust-virtiofsd"
+printf '#!/bin/sh\necho "virtiofsd 1.13.2"\n' >"$cc/rust-virtiofsd"
 chmod +x "$cc/rust-virtiofsd"
 with_shares
 grep -qF "ok:      SharedDirs: served over 9p (SharedDirTransport=9p)" "$out" ||

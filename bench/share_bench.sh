@@ -58,7 +58,7 @@ else
 fi
 # virtiofs where a Rust virtiofsd is installed (Debian 13 and later).
 transports=(9p)
-"$virtiofsd" --version 2>&1 | grep -q "virtiofsd backend" && transports+=(virtiofs)
+! harness_rust_virtiofsd "$virtiofsd" || transports+=(virtiofs)
 work=$HARNESS_WORK/$user
 install -o "$user" -m 0755 "$ops" "$work/share_ops"
 harness_as_user "$user" mkdir -p "$work/guest" "$work/host"

@@ -72,11 +72,14 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 # The cluster tests each platform runs (the rest run on the host's): the
 # platform's Slurm with the suite's plugins, prolog and epilog, gres/ibvf in
 # slurmd, guests under its libvirtd and qemu (the host's test guest; Open MPI
-# over PMIx in a Debian 12 guest and in the platform's own cloud image); the
+# over PMIx in a Debian 12 guest and in the platform's own cloud image, with
+# Debian's cloud kernel and its share over virtiofs; the shares over
+# virtiofs with their boundaries); the
 # platform's Debian packages and the -N2 headline job from them
 # (platform_stage).
 platform_tests_trixie=(test_slurm_basic test_gres_plugin test_vm_batch
-	test_user_cannot_drain test_cloud_image test_guest_mix)
+	test_user_cannot_drain test_cloud_image test_guest_mix
+	test_shares_virtiofs test_share_bench)
 # forky's own image (build-cloud.sh --suite forky) is not among them yet:
 # under TCG here it takes about 310 s to its agent (issue #27).
 platform_tests_forky=(test_slurm_basic test_vm_batch test_user_cannot_drain)

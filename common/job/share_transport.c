@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +18,13 @@ enum virtiofsd_kind virtiofsd_kind_of_version(const char *text)
 {
 	if (!text)
 		return VIRTIOFSD_UNKNOWN;
-	if (strncmp(text, "virtiofsd backend ", 18) == 0)
-		return VIRTIOFSD_RUST;
 	if (strncmp(text, "virtiofsd version ", 18) == 0 ||
 	    strstr(text, "using FUSE kernel interface version"))
 		return VIRTIOFSD_C;
+	/* "virtiofsd 1.13.2": its option parser's name and version */
+	if (strncmp(text, "virtiofsd ", 10) == 0 &&
+	    isdigit((unsigned char)text[10]))
+		return VIRTIOFSD_RUST;
 	return VIRTIOFSD_UNKNOWN;
 }
 
@@ -61,7 +64,7 @@ static const char *virtiofsd_unusable(enum virtiofsd_kind kind)
 		       "prolog would run it as root): not run";
 	case VIRTIOFSD_UNKNOWN:
 		return "does not say it is the Rust virtiofsd (`--version` "
-		       "prints no \"virtiofsd backend\")";
+		       "prints no \"virtiofsd X.Y.Z\")";
 	case VIRTIOFSD_RUST:
 		break;
 	}

@@ -23,7 +23,8 @@ enum virtiofsd_kind {
 };
 
 /* What `virtiofsd --version` printed (@text) says the program is: the Rust
- * one prints "virtiofsd backend X.Y.Z" (its command-line parser's name),
+ * one prints "virtiofsd X.Y.Z" (its command-line parser's name, 1.13.2 in
+ * Debian 13, 1.14.0 in forky),
  * qemu's C one "virtiofsd version X.Y.Z (...)" and libfuse's "using FUSE
  * kernel interface version N.M". */
 enum virtiofsd_kind virtiofsd_kind_of_version(const char *text);

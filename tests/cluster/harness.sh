@@ -102,6 +102,14 @@ harness_die() {
 }
 
 # Exit status 77 = skipped (tests/cluster/run.sh prints the reason).
+# harness_rust_virtiofsd [PATH]: PATH (default /usr/libexec/virtiofsd) is
+# the Rust virtiofsd: its --version says "virtiofsd X.Y.Z" (qemu's C one
+# "virtiofsd version X").
+harness_rust_virtiofsd() {
+	"${1:-/usr/libexec/virtiofsd}" --version 2>/dev/null | head -n 1 |
+		grep -Eq '^virtiofsd [0-9]'
+}
+
 harness_skip() {
 	printf 'SKIP: %s\n' "$*"
 	exit 77

@@ -10,7 +10,10 @@
 # agent's relay: allreduce and ring ok for both ranks, and the image's
 # Open MPI major. On a platform (tests/platform/run.sh) the image is that
 # platform's own stock one (trixie: Debian 13 on Slurm 24.11's PMIx 5;
-# forky: forky's on 26.05's PMIx 7, Open MPI 6).
+# forky: forky's on 26.05's PMIx 7, Open MPI 6). Where a Rust virtiofsd is
+# installed (the platforms) the image is the one with Debian's cloud kernel
+# (debian13-cloud, forky-cloud: no 9p, as RHEL-family kernels), its share
+# over virtiofs (issue 28): the program is compiled and run from it.
 set -uo pipefail
 . "$(dirname "$0")/harness.sh"
 . "$(dirname "$0")/guest.sh"
@@ -19,12 +22,17 @@ user=svmtest
 platform=${SVM_PLATFORM:-bookworm}
 suite=trixie name=debian13 ompi=5
 [ "$platform" != forky ] || suite=forky name=forky ompi=6
+transport=9p
+if harness_rust_virtiofsd; then
+	transport=virtiofs name=$name-cloud
+fi
 # One node: two of the harness's nodes would put both guests of a job in
 # one host cgroup and its memory limit (test_cloud_image.sh says why).
 nodes=1
 HARNESS_NODE_COUNT=$nodes guest_cluster_start 300 JobNetwork=vxlan JobNetworkUnderlay=eth0
 harness_vmconf_set ShutdownTimeout 60
 harness_vmconf_set SharedDirs "$HARNESS_WORK"
+harness_vmconf_set SharedDirTransport "$transport"
 work=$HARNESS_WORK/$user
 mkdir -p "$work"
 chown "$user:" "$work"
@@ -43,6 +51,7 @@ else
 		tail -20 "$HARNESS_DIR/log/cloud-$suite-build.log" >&2
 		harness_die "tests/guest/build-cloud.sh --suite $suite failed"
 	}
+	cloud=$(dirname "$cloud")/$name.qcow2 # the generic or the cloud kernel's
 fi
 echo "# $suite image: $(($(date +%s) - t0)) s to build or check"
 image=$HARNESS_IMAGES/$name.qcow2
@@ -64,11 +73,18 @@ step() { # srun-args...
 
 cp "$HARNESS_REPO/tests/guest/files/mpi_allreduce.c" "$work/"
 chown "$user:" "$work/mpi_allreduce.c"
-out=$(step -n1 sh -c '. /etc/os-release; echo "ID=$VERSION_CODENAME"; mpicc -O2 -o svm-ompi-allreduce mpi_allreduce.c && echo built' 2>&1) || true
-if grep -qx "ID=$suite" <<<"$out" && grep -qx built <<<"$out"; then
-	ok "the job compiled the MPI program in the $suite guest with its mpicc"
+out=$(step -n1 sh -c '. /etc/os-release; echo "ID=$VERSION_CODENAME"; echo "kernel $(uname -r)"; modinfo 9p >/dev/null 2>&1 && echo "9p yes" || echo "9p no"; echo "mount $(grep " '"$work"' " /proc/mounts | cut -d" " -f3)"; mpicc -O2 -o svm-ompi-allreduce mpi_allreduce.c && echo built' 2>&1) || true
+if grep -qx "ID=$suite" <<<"$out" && grep -qx built <<<"$out" &&
+	grep -qx "mount $transport" <<<"$out"; then
+	ok "the job compiled the MPI program in the $suite guest ($(grep '^kernel ' <<<"$out")) with its mpicc, in $work over $transport"
 else
-	fail "compiling in the $suite guest: $out"
+	fail "compiling in the $suite guest ($name), in $work over $transport: $out"
+fi
+if [ "$transport" = virtiofs ]; then
+	# The cloud kernel has no 9p: virtiofs is what gives it the share.
+	grep -q '^kernel .*-cloud-amd64$' <<<"$out" && grep -qx "9p no" <<<"$out" &&
+		ok "the guest runs Debian's cloud kernel, which has no 9p" ||
+		fail "the $name guest's kernel and 9p: $out"
 fi
 
 out=$(step --mpi=pmix -n2 ./svm-ompi-allreduce 2>&1) || true

@@ -7,7 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 
-/usr/libexec/virtiofsd --version 2>&1 | grep -q "virtiofsd backend" ||
+harness_rust_virtiofsd ||
 	harness_skip "no Rust virtiofsd: only 9p, which test_bench_short.sh measures"
 [ -x "$BUILD_DIR/bench/share_ops" ] || harness_skip "no $BUILD_DIR/bench/share_ops (make check builds it)"
 out=${HARNESS_TMPROOT:-/tmp}/share-bench.$$

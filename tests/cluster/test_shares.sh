@@ -34,7 +34,7 @@ raw=$BUILD_DIR/tests/cluster/svm-submit-raw
 transport=${SVM_SHARE_TRANSPORT:-9p}
 if [ "$transport" = virtiofs ]; then
 	virtiofsd=/usr/libexec/virtiofsd
-	"$virtiofsd" --version 2>&1 | grep -q "virtiofsd backend" ||
+	harness_rust_virtiofsd "$virtiofsd" ||
 		harness_skip "no Rust virtiofsd at $virtiofsd (Debian 13 and later: apt-get install virtiofsd)"
 fi
 guest_cluster_start 240 AllowRoot=yes

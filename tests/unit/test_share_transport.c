@@ -19,7 +19,7 @@
 
 /* What each prints for --version: the Rust one's from its option parser's
  * name, Debian 12's qemu 7.2 C one as run on this machine. */
-#define RUST_VERSION "virtiofsd backend 1.13.2\n"
+#define RUST_VERSION "virtiofsd 1.13.2\n"
 #define C_VERSION                                                       \
 	"virtiofsd version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)\n"  \
 	"Copyright (c) 2003-2022 Fabrice Bellard and the QEMU Project " \
@@ -56,6 +56,10 @@ static void test_kind_of_version(void **state)
 			 VIRTIOFSD_C);
 	assert_int_equal(virtiofsd_kind_of_version(""), VIRTIOFSD_UNKNOWN);
 	assert_int_equal(virtiofsd_kind_of_version("virtiofsd\n"),
+			 VIRTIOFSD_UNKNOWN);
+	assert_int_equal(virtiofsd_kind_of_version("virtiofsd 1.14.0\n"),
+			 VIRTIOFSD_RUST);
+	assert_int_equal(virtiofsd_kind_of_version("virtiofsd backend\n"),
 			 VIRTIOFSD_UNKNOWN);
 	assert_int_equal(virtiofsd_kind_of_version(NULL), VIRTIOFSD_UNKNOWN);
 }
