@@ -264,11 +264,18 @@ if [ ! -x "$c_virtiofsd" ] || [ "$(id -u)" != 0 ]; then
 fi
 printf '#!/bin/sh\necho "virtiofsd 1.13.2"\n' >"$cc/rust-virtiofsd"
 chmod +x "$cc/rust-virtiofsd"
-with_shares
-grep -qF "ok:      SharedDirs: served over 9p (SharedDirTransport=9p)" "$out" ||
-	fail "the default transport (9p) not reported"
+# The default, auto: 9p without a Rust virtiofsd, virtiofs with one.
+with_shares "VirtiofsdPath=$cc/none"
+grep -qF "ok:      SharedDirs: served over 9p (SharedDirTransport=auto, VirtiofsdPath=$cc/none" "$out" ||
+	fail "the default transport (auto, no virtiofsd: 9p) not reported"
 grep -qF "SharedDirs: $share is shared with the guests over 9p" "$out" ||
 	fail "the share's transport not named"
+with_shares "VirtiofsdPath=$cc/rust-virtiofsd"
+grep -qF "ok:      SharedDirs: served over virtiofs (SharedDirTransport=auto, VirtiofsdPath=$cc/rust-virtiofsd is the Rust virtiofsd)" "$out" ||
+	fail "the default transport (auto, the Rust virtiofsd: virtiofs) not reported"
+with_shares SharedDirTransport=9p "VirtiofsdPath=$cc/rust-virtiofsd"
+grep -qF "ok:      SharedDirs: served over 9p (SharedDirTransport=9p)" "$out" ||
+	fail "SharedDirTransport=9p not reported"
 with_shares SharedDirTransport=virtiofs "VirtiofsdPath=$c_virtiofsd"
 grep -qF "problem: SharedDirs: SharedDirTransport=virtiofs, but VirtiofsdPath=$c_virtiofsd is qemu's C virtiofsd, which must run as root (slurm-vm runs virtiofsd as the job user): the prolog drains the node" "$out" ||
 	fail "virtiofs by qemu's C virtiofsd not refused"

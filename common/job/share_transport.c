@@ -121,10 +121,12 @@ void virtiofsd_args_free(struct virtiofsd_args *a)
 	a->shared_dir = NULL;
 }
 
-/* --sandbox=none: virtiofsd runs as the job user, who cannot make the
- * namespaces of "namespace" (that maps every owner but the user to
- * nobody and drops the supplementary groups) nor chroot; it serves with
- * the user's own rights and groups, as the user's batch script would.
+/* --sandbox=namespace: virtiofsd, the job user, pivots into the share in
+ * user and mount namespaces of its own, so a guest kernel that sends ".."
+ * at the root or a name holding '/' (which --sandbox=none lets through)
+ * finds nothing outside it; only the user's uid and gid are mapped (other
+ * owners show as nobody in the guest), access is the user's real
+ * credentials and groups.
  * --cache=auto: close-to-open, as NFS; the host's side (the batch script,
  * other nodes) may change the files too. No --tag: qemu 7.x crashes on
  * it. --rlimit-nofile=0: the prolog set the bound (VIRTIOFSD_NOFILE),
@@ -143,7 +145,7 @@ int virtiofsd_argv(const char *path, const char *dir, struct virtiofsd_args *a)
 	a->argv[n++] = (char *)path;
 	a->argv[n++] = "--fd=" VIRTIOFSD_LISTEN_FD_STR;
 	a->argv[n++] = a->shared_dir;
-	a->argv[n++] = "--sandbox=none";
+	a->argv[n++] = "--sandbox=namespace";
 	a->argv[n++] = "--cache=auto";
 	a->argv[n++] = "--thread-pool-size=" VIRTIOFSD_THREADS_STR;
 	a->argv[n++] = "--rlimit-nofile=0";

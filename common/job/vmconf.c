@@ -78,9 +78,9 @@ static const struct kv_key keys[] = {
 	K("TaskTmpDir", KV_STRING, task_tmpdir, .defval = "/tmp"),
 	K("BatchInVM", KV_BOOL, batch_in_vm, .defval = "no"),
 	K("SharedDirs", KV_PATHLIST, shared_dirs, .sep = ','),
-	/* 9p until the platform tests cover virtiofs; then auto (#28) */
+	/* virtiofs where a Rust virtiofsd is installed, else 9p */
 	K("SharedDirTransport", KV_ENUM, shared_dir_transport,
-	  .choices = share_transports, .defval = "9p"),
+	  .choices = share_transports, .defval = "auto"),
 	K("VirtiofsdPath", KV_PATH, virtiofsd_path,
 	  .defval = "/usr/libexec/virtiofsd"),
 	K("JobNetwork", KV_ENUM, job_network, .choices = job_networks,

@@ -153,6 +153,7 @@ static int undo_helper(struct teardown *t, const char *pidfile,
 	unsigned long long start = 0;
 	char buf[64] = "", *sp;
 	unsigned pid;
+	pid_t target;
 	ssize_t n;
 
 	if (strchr(pidfile, '/'))
@@ -175,11 +176,14 @@ static int undo_helper(struct teardown *t, const char *pidfile,
 		return -EINVAL;
 	if (!pid_is_helper((pid_t)pid, comm, start))
 		return 0;
-	kill((pid_t)pid, SIGTERM);
+	/* A group leader (virtiofsd: the prolog's setsid) is signalled with
+	 * its group: virtiofsd's sandbox child goes with it. */
+	target = getpgid((pid_t)pid) == (pid_t)pid ? -(pid_t)pid : (pid_t)pid;
+	kill(target, SIGTERM);
 	for (int i = 0; i < 300 && pid_is_helper((pid_t)pid, comm, start); i++)
 		usleep(10 * 1000);
 	if (pid_is_helper((pid_t)pid, comm, start))
-		kill((pid_t)pid, SIGKILL);
+		kill(target, SIGKILL);
 	return 0;
 }
 

@@ -15,7 +15,7 @@
 #     another user's 0600 file, cannot write where the user cannot, and a
 #     symlink in the share leads to nothing of the host's;
 #   - qemu, which serves the shares, runs with the user's uid, gid and
-#     supplementary groups;
+#     supplementary groups: a file of one of them is readable;
 #   - check-config reports shares that are missing, not directories or in
 #     a directory a user may change, and refuses SharedDirTransport=virtiofs
 #     without the Rust virtiofsd;
@@ -38,7 +38,7 @@ if [ "$transport" = virtiofs ]; then
 		harness_skip "no Rust virtiofsd at $virtiofsd (Debian 13 and later: apt-get install virtiofsd)"
 fi
 guest_cluster_start 240 AllowRoot=yes
-[ "$transport" = 9p ] || harness_vmconf_set SharedDirTransport "$transport"
+harness_vmconf_set SharedDirTransport "$transport"
 # The user runs it: a copy outside a checkout the user may not enter.
 raw=$(harness_world_copy "$raw" 0755)
 harness_vmconf_set SharedDirs "$HARNESS_WORK,/home"
@@ -104,6 +104,13 @@ chmod 0755 "$secret_dir"
 echo "private-$$" >"$secret_dir/private.txt"
 chown "$other:" "$secret_dir/private.txt"
 chmod 0600 "$secret_dir/private.txt"
+# A project group's file: the user reads it only as a member of that
+# supplementary group.
+getent group svmshare >/dev/null || groupadd svmshare
+id -nG "$user" | grep -qw svmshare || usermod -aG svmshare "$user"
+echo "team-$$" >"$secret_dir/team.txt"
+chown "$other:svmshare" "$secret_dir/team.txt"
+chmod 0640 "$secret_dir/team.txt"
 outside=$HARNESS_DIR/outside
 mkdir -p "$outside"
 chmod 0755 "$outside"
@@ -217,6 +224,18 @@ if ! grep -q "private-$$" <<<"$out" && grep -qi "permission denied" <<<"$out"; t
 else
 	fail "guest root read $other's private file: $out"
 fi
+out=$(as_guest_root cat "$secret_dir/team.txt" 2>&1 || true)
+grep -qx "team-$$" <<<"$out" &&
+	ok "guest root reads $other's 0640 file of group svmshare, one of $user's supplementary groups" ||
+	fail "the group svmshare's file from the guest: $out"
+# Owners as the guest sees them: the user's own; another's over 9p, nobody
+# in virtiofsd's namespace (only the user's ids are mapped there).
+view=$(as_guest_root stat -c %u "$work/out.txt" "$secret_dir/private.txt" 2>&1 | tr '\n' ' ' || true)
+want_view="$uid $(id -u "$other") "
+[ "$transport" = 9p ] || want_view="$uid 65534 "
+[ "$view" = "$want_view" ] &&
+	ok "in the guest, $user's file is $uid's and $other's is ${want_view#* }over $transport" ||
+	fail "owners in the guest: '$view', want '$want_view'"
 as_guest_root sh -c "chmod 0644 '$secret_dir/private.txt'; chown 0:0 '$secret_dir/private.txt'; chown $uid '$secret_dir/private.txt'; echo x >>'$secret_dir/private.txt'; rm -f '$secret_dir/private.txt'; echo x >'$HARNESS_WORK/root-was-here'" >/dev/null 2>&1 || true
 st=$(stat -c '%U %a %s' "$secret_dir/private.txt" 2>/dev/null || echo gone)
 want_st="$other 600 $(stat -c %s "$secret_dir/private.txt" 2>/dev/null || echo 0)"

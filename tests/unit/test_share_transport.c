@@ -188,13 +188,13 @@ static void test_resolve(void **state)
 }
 
 /* The prolog's command line for a share's virtiofsd: the socket it was
- * given, the share, no sandbox (it runs as the user), bounded threads, the
- * open-file limit root set left alone, and never --tag (qemu 7.x). */
+ * given, the share, its own namespaces (it runs as the user), bounded threads,
+ * the open-file limit root set left alone, and never --tag (qemu 7.x). */
 static void test_virtiofsd_argv(void **state)
 {
 	static const char *const want[] = {
 		"/usr/libexec/virtiofsd", "--fd=3",
-		"--shared-dir=/home/u",	  "--sandbox=none",
+		"--shared-dir=/home/u",	  "--sandbox=namespace",
 		"--cache=auto",		  "--thread-pool-size=4",
 		"--rlimit-nofile=0",	  "--log-level=info",
 	};

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -131,6 +132,57 @@ static void test_virtiofsd_stopped(void **state)
 	assert_true(ended(pid));
 }
 
+/* A virtiofsd that leads its own session (the prolog's setsid) with a
+ * child, as its namespace sandbox has: both stopped. The test is their
+ * subreaper, so the orphaned child is reaped here. */
+static void test_group_stopped(void **state)
+{
+	char prog[256], cmd[600];
+	struct teardown_result res;
+	pid_t pid, child = 0;
+	int fds[2];
+
+	(void)state;
+	snprintf(prog, sizeof(prog), "%s/virtiofsd", top);
+	snprintf(cmd, sizeof(cmd), "cp \"$(command -v sleep)\" %s", prog);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pid_t c;
+
+		setsid();
+		c = fork();
+		if (c == 0) {
+			execlp("sleep", "sleep", "60", (char *)NULL);
+			_exit(127);
+		}
+		if (write(fds[1], &c, sizeof(c)) != sizeof(c))
+			_exit(127);
+		execl(prog, prog, "60", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &child, sizeof(child)), sizeof(child));
+	close(fds[0]);
+	for (int i = 0; i < 200; i++) {
+		char comm[64] = "";
+
+		if (teardown_proc_stat(pid, comm, sizeof(comm), NULL, NULL) ==
+			    0 &&
+		    strcmp(comm, "virtiofsd") == 0)
+			break;
+		usleep(10 * 1000);
+	}
+	assert_int_equal(replay_virtiofsd("job-7.0", pid, start_time(pid),
+					  "virtiofsd-0.pid", &res),
+			 0);
+	assert_true(ended(pid));
+	assert_true(ended(child));
+}
+
 /* The pid is a virtiofsd's, but not the one that started then (a reused
  * pid): left alone. */
 static void test_other_start_time_survives(void **state)
@@ -221,6 +273,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_virtiofsd_stopped),
+		cmocka_unit_test(test_group_stopped),
 		cmocka_unit_test(test_other_start_time_survives),
 		cmocka_unit_test(test_unrelated_process_survives),
 		cmocka_unit_test(test_gone_process_is_fine),

@@ -124,9 +124,8 @@ static void test_bad_values(void **state)
 }
 
 /* SharedDirs=: the admin's list, each path as the domain, the seed and the
- * guest's mount(8) take it. SharedDirTransport= is 9p by default (auto
- * once the platform tests cover virtiofs, #28); which virtiofsd serves
- * virtiofs is test_share_transport's. */
+ * guest's mount(8) take it. SharedDirTransport= is auto by default;
+ * which virtiofsd serves virtiofs is test_share_transport's. */
 static void test_shared_dirs(void **state)
 {
 	static const struct {
@@ -181,7 +180,7 @@ static void test_shared_dirs(void **state)
 	vmconf_free(&conf);
 	assert_int_equal(vmconf_load(&conf, NULL), 0);
 	assert_int_equal(vmconf_n_shared_dirs(&conf), 0);
-	assert_int_equal(conf.shared_dir_transport, SHARED_DIR_9P);
+	assert_int_equal(conf.shared_dir_transport, SHARED_DIR_AUTO);
 	assert_string_equal(conf.virtiofsd_path, "/usr/libexec/virtiofsd");
 	vmconf_free(&conf);
 	assert_int_equal(load_text(&conf, "SharedDirs=/home\n"
