@@ -73,12 +73,12 @@ step() { # srun-args...
 
 cp "$HARNESS_REPO/tests/guest/files/mpi_allreduce.c" "$work/"
 chown "$user:" "$work/mpi_allreduce.c"
-out=$(step -n1 sh -c '. /etc/os-release; echo "ID=$VERSION_CODENAME"; echo "kernel $(uname -r)"; modinfo 9p >/dev/null 2>&1 && echo "9p yes" || echo "9p no"; echo "mount $(grep " '"$work"' " /proc/mounts | cut -d" " -f3)"; mpicc -O2 -o svm-ompi-allreduce mpi_allreduce.c && echo built' 2>&1) || true
+out=$(step -n1 sh -c '. /etc/os-release; echo "ID=$VERSION_CODENAME"; echo "kernel $(uname -r)"; modinfo 9p >/dev/null 2>&1 && echo "9p yes" || echo "9p no"; echo "mount $(grep " '"$HARNESS_WORK"' " /proc/mounts | cut -d" " -f3)"; mpicc -O2 -o svm-ompi-allreduce mpi_allreduce.c && echo built' 2>&1) || true
 if grep -qx "ID=$suite" <<<"$out" && grep -qx built <<<"$out" &&
 	grep -qx "mount $transport" <<<"$out"; then
-	ok "the job compiled the MPI program in the $suite guest ($(grep '^kernel ' <<<"$out")) with its mpicc, in $work over $transport"
+	ok "the job compiled the MPI program in the $suite guest ($(grep '^kernel ' <<<"$out")) with its mpicc, in $work, on the share $HARNESS_WORK over $transport"
 else
-	fail "compiling in the $suite guest ($name), in $work over $transport: $out"
+	fail "compiling in the $suite guest ($name), in $work, the share $HARNESS_WORK over $transport: $out"
 fi
 if [ "$transport" = virtiofs ]; then
 	# The cloud kernel has no 9p: virtiofs is what gives it the share.

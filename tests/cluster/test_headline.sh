@@ -113,6 +113,18 @@ for node in n1 n2; do
 		fail "$node: working directory lines: $(grep "^guest $node: in " <<<"$out" | tr '\n' ' ') (submit directory '$workdir')"
 	fi
 
+	# The share's transport (SharedDirTransport=auto): virtiofs, served
+	# by a virtiofsd the node's prolog started, where the node has the
+	# Rust one (Debian 13 and later), else 9p.
+	served=$(grep -Ec "^$node virtiofsd [0-9]+ serves /" <<<"$by_node" || true)
+	if /usr/libexec/virtiofsd --version 2>/dev/null | grep -Eq '^virtiofsd [0-9]'; then
+		[ "$served" = 1 ] && ok "$node: the share over virtiofs, its virtiofsd started by $node's prolog" ||
+			fail "$node: $served virtiofsd lines for the share (want 1): $(grep "^$node " <<<"$by_node" | head -20 | tr '\n' '|')"
+	else
+		[ "$served" = 0 ] && ok "$node: the share over 9p (no Rust virtiofsd on the node)" ||
+			fail "$node: a virtiofsd started without a Rust virtiofsd"
+	fi
+
 	# Pinning: every "vCPU->PU" pair of this node's plan, as this node's
 	# libvirtd shows it, and no other.
 	plan=$(sed -n "s/^$node plan: cell [0-9]*: .*vCPU->PU //p" <<<"$by_node" | tr '\n' ' ')

@@ -171,8 +171,11 @@ else
 	[ "$nsock" = 2 ] && ! grep -q "<source dir=" <<<"$xml" &&
 		ok "the domain names the shares by their virtiofsd's sockets only" ||
 		fail "the domain's filesystems: $(grep -A3 '<filesystem' <<<"$xml")"
+	# Each share's virtiofsd leads its session (the prolog's setsid);
+	# its sandbox child runs beside it.
 	mapfile -t servers < <(pgrep -u "$user" -x virtiofsd)
 	dirs=$(for p in "${servers[@]}"; do
+		[ "$(ps -o sid= -p "$p" | tr -d ' ')" = "$p" ] || continue
 		tr '\0' '\n' <"/proc/$p/cmdline" | sed -n 's/^--shared-dir=//p'
 	done | sort | tr '\n' ' ')
 fi
