@@ -31,7 +31,17 @@ if [ -n "${missing:-}" ]; then
 		sed -n 's/^Inst \([^ ]*\).*/\1/p' | tr '\n' ' ')
 	echo "build-debs: installing$missing with apt-get;" \
 		"with their dependencies, $(echo $pulled | wc -w) packages: $pulled"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	# Its chatter (debconf's "delaying package configuration" on stderr
+	# where apt-utils is missing) only when it fails: a failed build's
+	# cause is the first thing this script says on stderr.
+	apt_log=$(mktemp "${TMPDIR:-/tmp}/slurm-vm-apt.XXXXXX")
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >"$apt_log" 2>&1 || {
+		cat "$apt_log" >&2
+		rm -f "$apt_log"
+		echo "build-debs: apt-get install$missing failed" >&2
+		exit 1
+	}
+	rm -f "$apt_log"
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/slurm-vm-debs.XXXXXX")
