@@ -256,8 +256,9 @@ with_shares() { # vm.conf lines after the base and SharedDirs=$share
 }
 c_virtiofsd=/usr/lib/qemu/virtiofsd
 # Not root (a package build): qemu's C virtiofsd fails (setgroups) before
-# it prints its version, so the stand-in says it.
-if [ ! -x "$c_virtiofsd" ] || [ "$(id -u)" != 0 ]; then
+# it prints its version, so the stand-in says it; likewise where that path
+# is Debian 13's link to the Rust one.
+if [ ! -x "$c_virtiofsd" ] || [ -L "$c_virtiofsd" ] || [ "$(id -u)" != 0 ]; then
 	c_virtiofsd=$cc/c-virtiofsd
 	printf '#!/bin/sh\necho "virtiofsd version 7.2.22"\n' >"$c_virtiofsd"
 	chmod +x "$c_virtiofsd"
