@@ -28,6 +28,20 @@
 
 static char top[] = "/tmp/svm-virtiofsd.XXXXXX";
 
+/* Waits (up to 2 s) until @pid runs @prog, not the test's fork. */
+static void wait_exec(pid_t pid, const char *prog)
+{
+	for (int i = 0; i < 200; i++) {
+		char comm[64] = "";
+
+		if (teardown_proc_stat(pid, comm, sizeof(comm), NULL, NULL) ==
+			    0 &&
+		    strcmp(comm, strrchr(prog, '/') + 1) == 0)
+			return;
+		usleep(10 * 1000);
+	}
+}
+
 /* @prog (a copy of sleep, or sleep itself) sleeping, as a child. */
 static pid_t start_sleeper(const char *prog)
 {
@@ -38,16 +52,7 @@ static pid_t start_sleeper(const char *prog)
 		execl(prog, prog, "60", (char *)NULL);
 		_exit(127);
 	}
-	/* until it is @prog, not the test's fork */
-	for (int i = 0; i < 200; i++) {
-		char comm[64] = "";
-
-		if (teardown_proc_stat(pid, comm, sizeof(comm), NULL, NULL) ==
-			    0 &&
-		    strcmp(comm, strrchr(prog, '/') + 1) == 0)
-			break;
-		usleep(10 * 1000);
-	}
+	wait_exec(pid, prog);
 	return pid;
 }
 
@@ -167,15 +172,7 @@ static void test_group_stopped(void **state)
 	close(fds[1]);
 	assert_int_equal(read(fds[0], &child, sizeof(child)), sizeof(child));
 	close(fds[0]);
-	for (int i = 0; i < 200; i++) {
-		char comm[64] = "";
-
-		if (teardown_proc_stat(pid, comm, sizeof(comm), NULL, NULL) ==
-			    0 &&
-		    strcmp(comm, "virtiofsd") == 0)
-			break;
-		usleep(10 * 1000);
-	}
+	wait_exec(pid, prog);
 	assert_int_equal(replay_virtiofsd("job-7.0", pid, start_time(pid),
 					  "virtiofsd-0.pid", &res),
 			 0);
