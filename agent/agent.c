@@ -205,12 +205,6 @@ static void channel_close(const char *why)
 	agent.retry_at = clock_now_ms() + RETRY_MS;
 }
 
-static void closedirp(DIR **d)
-{
-	if (*d)
-		closedir(*d);
-}
-
 static int read_line(const char *path, char *buf, size_t size)
 {
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
@@ -245,7 +239,7 @@ static int port_node(const char *port, char *path, size_t size)
 /* busybox mdev may not create /dev/virtio-ports/NAME: search sysfs. */
 static int port_find(char *path, size_t size)
 {
-	_cleanup_(closedirp) DIR *d = NULL;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	char dir[512];
 

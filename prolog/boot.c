@@ -13,6 +13,7 @@
 #include "vm/domain.h"
 #include "core/fileutil.h"
 #include "vm/hypervisor.h"
+#include "vm/pidfile.h"
 #include "core/clock.h"
 #include "net/jobnet.h"
 #include "job/journal.h"
@@ -347,6 +348,23 @@ static void boot_domain_name(const struct prolog *p, char *name, size_t size)
 	snprintf(name, size, DOMAIN_NAME_PREFIX "%s", p->state_name);
 }
 
+/* qemu's pid file in the state directory: the extern step adopts qemu
+ * from it (slurm-vm-adopt), so that Slurm counts and constrains the guest.
+ * Not found: the guest runs outside the job's accounting, and the log says
+ * so. */
+static void boot_record_qemu(struct prolog *p, const char *name)
+{
+	pid_t pid;
+
+	if (hv_qemu_pid(name, &pid) < 0) {
+		log_warn("job %u: cannot find the pid of guest %s's qemu: "
+			 "Slurm's accounting and cgroups will not see it",
+			 p->req.job_id, name);
+		return;
+	}
+	(void)pidfile_write(p->state_fd, QEMU_PIDFILE, pid);
+}
+
 static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 				      const char *nvram, const char *seed)
 {
@@ -410,9 +428,10 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	}
 	r = hv_create(hv, xml, p->plan.mem_limit_mib,
 		      p->has_net ? guard_tap : NULL, &guard);
-	if (r == 0)
+	if (r == 0) {
+		boot_record_qemu(p, name);
 		res = PROLOG_OK;
-	else if (r == -EOPNOTSUPP || guard.failed) /* the host's fault */
+	} else if (r == -EOPNOTSUPP || guard.failed) /* the host's fault */
 		res = PROLOG_NODE_FAULT;
 	else
 		prolog_record_reason(

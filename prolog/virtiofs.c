@@ -25,6 +25,7 @@
 #include "job/share_transport.h"
 #include "job/user.h"
 #include "prolog.h"
+#include "vm/pidfile.h"
 #include "vm/teardown.h"
 
 #define SOCK_DIR       "sock"
@@ -162,25 +163,6 @@ static _Noreturn void virtiofsd_child(struct prolog *p, unsigned i,
 	_exit(127);
 }
 
-/* The pid file: "PID START_TIME", the start time telling a reused pid
- * apart (teardown_proc_stat). */
-static int pidfile_write(struct prolog *p, const char *name, pid_t pid)
-{
-	_cleanup_close_ int fd = -1;
-	unsigned long long start = 0;
-	char comm[64];
-
-	if (teardown_proc_stat(pid, comm, sizeof(comm), NULL, &start) < 0)
-		start = 0; /* ended already: the pid alone */
-	fd = openat(p->state_fd, name,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
-	if (fd < 0 || dprintf(fd, "%ld %llu\n", (long)pid, start) < 0)
-		return log_errno(errno ?: EIO, "cannot write %s/%s",
-				 p->state_path, name);
-	return 0;
-}
-
 /* Starts share @i's virtiofsd; its socket's path in *@sock. */
 static int virtiofsd_start(struct prolog *p, unsigned i, int dirfd, char **sock)
 {
@@ -222,7 +204,7 @@ static int virtiofsd_start(struct prolog *p, unsigned i, int dirfd, char **sock)
 	}
 	/* At once: a prolog killed from here on leaves the epilog its pid
 	 * (its start time is the fork's). */
-	r = pidfile_write(p, pidfile, pid);
+	r = pidfile_write(p->state_fd, pidfile, pid);
 	/* EOF: it runs virtiofsd now. */
 	n = read(pipefd[0], &err, sizeof(err));
 	close(pipefd[0]);

@@ -5,7 +5,7 @@ slurm_plugin_LTLIBRARIES += spank_vm/spank_vm.la
 spank_vm_spank_vm_la_SOURCES = \
 	spank_vm/spank_vm.c spank_vm/spank_vm.h \
 	spank_vm/args.c spank_vm/options.c spank_vm/submit.c spank_vm/task.c \
-	spank_vm/launch.c spank_vm/taskprolog.c
+	spank_vm/launch.c spank_vm/taskprolog.c spank_vm/extern.c
 spank_vm_spank_vm_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/spank_vm $(SLURM_CPPFLAGS)
 spank_vm_spank_vm_la_LDFLAGS = -module -avoid-version -shared \
 	-export-symbols-regex '^(slurm_spank_|plugin_|spank_plugin_)'

@@ -69,6 +69,12 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return task_init_remote(sp) == 0 ? 0 : -1;
 }
 
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	extern_adopt_guest(sp);
+	return 0;
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	vm_options_free();

@@ -46,6 +46,13 @@ int launch_mark_multi_prog(spank_t sp);
 /* Remote context, in a VM task: slurm.conf TaskProlog as slurmstepd runs
  * it, applied to @env (a malloc'd strv). */
 int task_prolog_run(char ***env);
+/* This node's vm.conf (plugstack.conf's config=, else beside slurm.conf);
+ * its errors are kept for a step that needs it. */
+struct vmconf;
+int spank_vm_load_conf(struct vmconf *conf);
+/* Remote context, the extern step, once it runs: the guest the Prolog
+ * booted becomes the job's (slurm-vm-adopt). Never fails the job. */
+void extern_adopt_guest(spank_t sp);
 /* Remote context, in each task: run it in the guest. */
 int task_init_privileged(spank_t sp);
 int task_init_remote(spank_t sp);

@@ -46,7 +46,7 @@ static void conf_error_sink(enum log_level level, const char *msg)
 	}
 }
 
-static int task_load_conf(struct vmconf *conf)
+int spank_vm_load_conf(struct vmconf *conf)
 {
 	_cleanup_free_ char *default_path = NULL;
 	const char *path = plugin_args.config;
@@ -135,7 +135,7 @@ static int task_state_dir(spank_t sp, struct vmconf *conf, uint32_t *job,
 	if (spank_getenv(sp, "SLURM_RESTART_COUNT", restart_s,
 			 sizeof(restart_s)) == ESPANK_SUCCESS)
 		str_to_uint(restart_s, &restart);
-	r = task_load_conf(conf);
+	r = spank_vm_load_conf(conf);
 	if (*batch && (r < 0 || !task_batch_in_vm(sp, conf)))
 		return 1; /* a broken vm.conf: the steps say so */
 	if (r < 0)

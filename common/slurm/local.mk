@@ -19,7 +19,9 @@ common_slurm_libslurmvm_slurm_la_SOURCES = \
 	common/slurm/compat.c \
 	common/slurm/compat.h \
 	common/slurm/slurmconf.c \
-	common/slurm/slurmconf.h
+	common/slurm/slurmconf.h \
+	common/slurm/stepd.c \
+	common/slurm/stepd.h
 common_slurm_libslurmvm_slurm_la_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/slurm $(SLURM_CPPFLAGS) \
 	$(HWLOC_CFLAGS)
 common_slurm_libslurmvm_slurm_la_LIBADD = $(SLURM_LIBS)

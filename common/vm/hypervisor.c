@@ -3,7 +3,10 @@
 
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +15,7 @@
 #include "core/clock.h"
 #include "vm/hypervisor.h"
 #include "core/log.h"
+#include "core/macro.h"
 #include "core/strutil.h"
 
 struct hypervisor {
@@ -159,6 +163,63 @@ int hv_resume_bounded(struct hypervisor *hv, const char *name,
 	r = hv_run(dom, mem_limit_mib, NULL, NULL);
 	virDomainFree(dom);
 	return r;
+}
+
+#define HV_QEMU_STATE_DIR "/run/libvirt/qemu"
+
+/* Up to @size - 1 bytes of @path into @buf; how many, or -errno. */
+static ssize_t hv_read_small(const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+/* Does /proc/@pid/cmdline hold "-name" "guest=@name[,...]"? */
+static bool hv_cmdline_names(pid_t pid, const char *name)
+{
+	char path[64], cmdline[8192];
+	size_t name_len = strlen(name);
+	bool after_name = false;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+	len = hv_read_small(path, cmdline, sizeof(cmdline));
+	/* libvirt puts -name right after the emulator's path and -S. */
+	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(cmdline + i) + 1) {
+		const char *arg = cmdline + i;
+
+		if (after_name && strncmp(arg, "guest=", 6) == 0 &&
+		    strncmp(arg + 6, name, name_len) == 0 &&
+		    (arg[6 + name_len] == '\0' || arg[6 + name_len] == ','))
+			return true;
+		after_name = strcmp(arg, "-name") == 0;
+	}
+	return false;
+}
+
+int hv_qemu_pid(const char *name, pid_t *pid)
+{
+	char path[PATH_MAX], data[32];
+	unsigned n;
+
+	if ((size_t)snprintf(path, sizeof(path), HV_QEMU_STATE_DIR "/%s.pid",
+			     name) >= sizeof(path) ||
+	    hv_read_small(path, data, sizeof(data)) <= 0)
+		return -ESRCH;
+	data[strcspn(data, "\n")] = '\0';
+	if (str_to_uint(data, &n) < 0 || n < 2 ||
+	    !hv_cmdline_names((pid_t)n, name))
+		return -ESRCH;
+	*pid = (pid_t)n;
+	return 0;
 }
 
 int hv_is_running(struct hypervisor *hv, const char *name)

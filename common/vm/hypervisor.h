@@ -10,6 +10,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct hypervisor;
 
@@ -31,6 +32,11 @@ int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
  * cannot be. */
 int hv_resume_bounded(struct hypervisor *hv, const char *name,
 		      uint64_t mem_limit_mib);
+/* The pid of the running domain @name's qemu, from the pid file libvirt's
+ * qemu driver keeps for it (qemu:///system: /run/libvirt/qemu/NAME.pid);
+ * -ESRCH unless that process is alive and its command line names the
+ * domain (-name guest=NAME). */
+int hv_qemu_pid(const char *name, pid_t *pid);
 /* Is a domain of that name running? 1 yes, 0 no, <0 error. */
 int hv_is_running(struct hypervisor *hv, const char *name);
 /* How hv_stop() ended. */

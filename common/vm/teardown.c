@@ -22,6 +22,7 @@
 #include "vm/seed.h"
 #include "core/strutil.h"
 #include "hw/ibpart.h"
+#include "vm/pidfile.h"
 #include "vm/teardown.h"
 
 struct teardown {
@@ -91,111 +92,33 @@ static int undo_domain(struct teardown *t, const char *name)
 	return r < 0 ? r : 0;
 }
 
-int teardown_proc_stat(pid_t pid, char *comm, size_t comm_len, char *state,
-		       unsigned long long *start_time)
-{
-	char path[64], stat[1024] = "";
-	char *open, *close;
-	unsigned long long start = 0;
-	char st = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (!fgets(stat, sizeof(stat), f))
-		stat[0] = '\0';
-	fclose(f);
-	/* "<pid> (<comm>) <state> <fields 4..21> <starttime> ...": comm may
-	 * hold spaces and parentheses, the last ')' ends it. */
-	open = strchr(stat, '(');
-	close = strrchr(stat, ')');
-	if (!open || !close || close < open ||
-	    sscanf(close + 1,
-		   " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-		   "%*s %*s %*s %*s %*s %llu",
-		   &st, &start) != 2)
-		return -EBADMSG;
-	snprintf(comm, comm_len, "%.*s", (int)(close - open - 1), open + 1);
-	if (state)
-		*state = st;
-	if (start_time)
-		*start_time = start;
-	return 0;
-}
-
-/* Is @pid still the helper the pid file named, alive (a zombie counts as
- * gone: a PID 1 that reaps late, in containers, otherwise kept the epilog
- * waiting for seconds), and not a recycled pid: its command is @comm and,
- * when the pid file said it (@start_time not 0), it started then? */
-static bool pid_is_helper(pid_t pid, const char *comm,
-			  unsigned long long start_time)
-{
-	unsigned long long start;
-	char name[64], state;
-
-	if (teardown_proc_stat(pid, name, sizeof(name), &state, &start) < 0)
-		return false;
-	if (strcmp(name, comm) != 0 || state == 'Z' || state == 'X')
-		return false;
-	return !start_time || start == start_time;
-}
-
 /* Stops the helper process (the relay, a virtiofsd) whose pid file
- * @pidfile, in the state directory, says "PID [START_TIME]": SIGTERM, up
- * to 3 s to end, then SIGKILL. A missing pid file or process is no error:
- * it ended by itself. */
+ * @pidfile, in the state directory, says "PID [START_TIME]" (pidfile.h):
+ * SIGTERM, up to 3 s to end, then SIGKILL. A missing pid file or process
+ * is no error: it ended by itself. */
 static int undo_helper(struct teardown *t, const char *pidfile,
 		       const char *comm)
 {
-	_cleanup_close_ int fd = -1;
 	unsigned long long start = 0;
-	char buf[64] = "", *sp;
-	unsigned pid;
-	pid_t target;
-	ssize_t n;
+	pid_t pid, target;
+	int r;
 
-	if (strchr(pidfile, '/'))
-		return -EINVAL;
-	fd = openat(t->state_fd, pidfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
+	r = pidfile_read(t->state_fd, pidfile, &pid, &start);
+	if (r == -ENOENT || r == -ENODATA)
 		return 0;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	sp = strchr(buf, ' ');
-	if (sp) {
-		*sp++ = '\0';
-		if (sscanf(sp, "%llu", &start) != 1)
-			return -EINVAL;
-	}
-	if (str_to_uint(buf, &pid) < 0 || pid < 2)
-		return -EINVAL;
-	if (!pid_is_helper((pid_t)pid, comm, start))
+	if (r < 0)
+		return r;
+	if (!pid_is_process(pid, comm, start))
 		return 0;
 	/* A group leader (virtiofsd: the prolog's setsid) is signalled with
 	 * its group: virtiofsd's sandbox child goes with it. */
-	target = getpgid((pid_t)pid) == (pid_t)pid ? -(pid_t)pid : (pid_t)pid;
+	target = getpgid(pid) == pid ? -pid : pid;
 	kill(target, SIGTERM);
-	for (int i = 0; i < 300 && pid_is_helper((pid_t)pid, comm, start); i++)
+	for (int i = 0; i < 300 && pid_is_process(pid, comm, start); i++)
 		usleep(10 * 1000);
-	if (pid_is_helper((pid_t)pid, comm, start))
+	if (pid_is_process(pid, comm, start))
 		kill(target, SIGKILL);
 	return 0;
-}
-
-/* The command name (comm) the kernel gives VirtiofsdPath=: its last
- * component's first 15 bytes. */
-static const char *virtiofsd_comm(const struct vmconf *conf, char comm[16])
-{
-	const char *path = conf->virtiofsd_path ? conf->virtiofsd_path : "";
-	const char *slash = strrchr(path, '/');
-
-	snprintf(comm, 16, "%s", slash ? slash + 1 : path);
-	return comm;
 }
 
 /* A share's virtiofsd (prolog/virtiofs.c): VIRTIOFSD virtiofsd-<i>.pid.
@@ -214,7 +137,7 @@ static int undo_virtiofsd(struct teardown *t, const char *pidfile)
 			  pidfile);
 		return -EBADMSG;
 	}
-	r = undo_helper(t, pidfile, virtiofsd_comm(t->conf, comm));
+	r = undo_helper(t, pidfile, path_comm(t->conf->virtiofsd_path, comm));
 	if (r < 0)
 		return log_errno(r, "cannot stop the virtiofsd of %s", pidfile);
 	if (unlinkat(t->state_fd, pidfile, 0) < 0 && errno != ENOENT)

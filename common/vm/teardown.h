@@ -45,12 +45,6 @@ struct guest;
 #define VIRTIOFSD_SOCK_FMT "sock/virtiofsd-%u.sock"
 #define VIRTIOFSD_LOG_FMT  "virtiofsd-%u.log"
 
-/* From /proc/@pid/stat: its command (comm, at most @comm_len - 1 bytes),
- * state letter (if @state) and start time in clock ticks after boot (if
- * @start_time; field 22), which tells a pid's reuse apart. */
-int teardown_proc_stat(pid_t pid, char *comm, size_t comm_len, char *state,
-		       unsigned long long *start_time);
-
 /* One undone journal record and how long undoing it took, for the logs. */
 struct teardown_step_time {
 	char verb[16];

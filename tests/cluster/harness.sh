@@ -707,7 +707,7 @@ _harness_snapshot_build() {
 		ln -sf "$BUILD_DIR/prolog/slurm-vm-prolog" "$BUILD_DIR/epilog/slurm-vm-epilog" \
 			"$BUILD_DIR/spank_vm/.libs/spank_vm.so" "$HARNESS_BIN/"
 		for f in agent/slurm-vm-relay agent/slurm-vm-exec agent/slurm-vm-agent admin/slurm-vm \
-			prolog/slurm-vm-prolog-vm epilog/slurm-vm-epilog-vm; do
+			prolog/slurm-vm-prolog-vm prolog/slurm-vm-adopt epilog/slurm-vm-epilog-vm; do
 			[ -e "$BUILD_DIR/$f" ] && ln -sf "$BUILD_DIR/$f" "$HARNESS_BIN/"
 		done
 		_harness_snapshot_gres_plugin
@@ -718,11 +718,12 @@ _harness_snapshot_build() {
 	mkdir -p "$HARNESS_BIN"
 	for f in prolog/slurm-vm-prolog epilog/slurm-vm-epilog spank_vm/.libs/spank_vm.so \
 		agent/slurm-vm-relay agent/slurm-vm-exec agent/slurm-vm-agent \
-		admin/slurm-vm prolog/slurm-vm-prolog-vm epilog/slurm-vm-epilog-vm; do
+		admin/slurm-vm prolog/slurm-vm-prolog-vm prolog/slurm-vm-adopt \
+		epilog/slurm-vm-epilog-vm; do
 		# The helpers beside them, when built (same directory, as
 		# installed: a tool that finds its siblings still does; the
 		# prolog and epilog fronts exec their -vm programs from there).
-		case "$f" in agent/* | admin/* | *-vm) [ -e "$BUILD_DIR/$f" ] || continue ;; esac
+		case "$f" in agent/* | admin/* | *-vm | *-adopt) [ -e "$BUILD_DIR/$f" ] || continue ;; esac
 		# A file being relinked right now: try again a moment later.
 		harness_wait 30 "$BUILD_DIR/$f to be complete" \
 			_harness_copy_elf "$BUILD_DIR/$f" "$HARNESS_BIN/${f##*/}" ||

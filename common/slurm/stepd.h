@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+/*
+ * A job's extern step on this node, through its slurmstepd's socket, the
+ * way pam_slurm_adopt talks to it: a process added there is the job's in
+ * proctrack (Slurm signals it at the job's end), in task/cgroup (the job's
+ * cpuset, memory and devices limits) and in jobacct_gather (sstat, sacct).
+ * The same on every release slurm-vm builds against (22.05 to 26.05).
+ */
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Adds @pid to job @job_id's extern step on node @node (this host's
+ * slurmd's NodeName: with several slurmd on a host, the socket's name
+ * holds it). slurm.conf is read first (SlurmdSpoolDir). 0; -ENOENT when
+ * the job has no extern step here (no PrologFlags=Contain, or it ended);
+ * -EIO when its slurmstepd refused (the reason is in slurmd's log). */
+int stepd_adopt_extern(const char *node, uint32_t job_id, pid_t pid);
