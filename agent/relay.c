@@ -71,6 +71,8 @@ struct rsession {
 
 enum chan_state { CHAN_DOWN, CHAN_HELLO_SENT, CHAN_READY };
 
+#define MEMCG_PATH_MAX 768
+
 static struct {
 	const char *channel_path, *socket_path, *pidfile, *log_file;
 	const char *expect_identity;
@@ -82,6 +84,9 @@ static struct {
 	enum chan_state state;
 	bool was_ready, hello_ok;
 	char dead_reason[256];
+	/* memcg_oom_kills() when the guest was ready, and of which cgroup */
+	unsigned long oom_kills;
+	char oom_counter[MEMCG_PATH_MAX];
 	char identity[PROTO_MAX_IDENTITY + 1];
 	uint64_t nonce, retry_at;
 	struct proto_reader rd;
@@ -253,6 +258,53 @@ static bool guest_log_ok(void)
 	return count <= GUEST_LOG_BURST;
 }
 
+/* How many processes the kernel's OOM killer took from the memory cgroup
+ * the relay is in (its counter file's path in @path): once the extern
+ * step has adopted the guest (the relay with qemu), the job's; 0 when that
+ * cannot be read. cgroup v1 memory.oom_control or v2 memory.events,
+ * "oom_kill N". */
+static unsigned long memcg_oom_kills(char path[MEMCG_PATH_MAX])
+{
+	_cleanup_fclose_ FILE *self = fopen("/proc/self/cgroup", "re");
+	char line[512];
+	unsigned long n = 0;
+
+	path[0] = '\0';
+	while (self && fgets(line, sizeof(line), self)) {
+		char *rest = strchr(line, ':');
+		char *cg = rest ? strchr(rest + 1, ':') : NULL;
+
+		if (!cg)
+			continue;
+		cg[strcspn(cg, "\n")] = '\0';
+		if (strncmp(rest, ":memory:", 8) == 0) {
+			snprintf(path, MEMCG_PATH_MAX,
+				 "/sys/fs/cgroup/memory%s/memory.oom_control",
+				 cg + 1);
+			break;
+		}
+		if (strncmp(line, "0::", 3) == 0)
+			snprintf(path, MEMCG_PATH_MAX,
+				 "/sys/fs/cgroup%s/memory.events", cg + 1);
+	}
+	_cleanup_fclose_ FILE *f = path[0] ? fopen(path, "re") : NULL;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "oom_kill %lu", &n) == 1)
+			break;
+	return n;
+}
+
+/* Did the OOM killer take a process from the relay's memory cgroup since
+ * the guest was ready? The extern step's adoption moved the relay since:
+ * a new cgroup counts from 0. */
+static bool guest_oom_killed(void)
+{
+	char path[MEMCG_PATH_MAX];
+	unsigned long n = memcg_oom_kills(path);
+
+	return n > (strcmp(path, relay.oom_counter) == 0 ? relay.oom_kills : 0);
+}
+
 static void channel_reset(const char *fmt, ...) _printf_(1, 2);
 static void channel_reset(const char *fmt, ...)
 {
@@ -270,7 +322,15 @@ static void channel_reset(const char *fmt, ...)
 	relay.retry_at = clock_now_ms() + RETRY_MS;
 	if (relay.state == CHAN_DOWN)
 		return;
-	if (relay.was_ready) {
+	if (relay.was_ready && guest_oom_killed()) {
+		snprintf(relay.dead_reason, sizeof(relay.dead_reason),
+			 "the guest died: the job's memory cgroup killed its "
+			 "qemu, out of memory (the guest and qemu needed more "
+			 "than the job's --mem: raise --mem, or lower "
+			 "--vm-mem)");
+		if (guest_log_ok())
+			log_error("%s", relay.dead_reason);
+	} else if (relay.was_ready) {
 		snprintf(relay.dead_reason, sizeof(relay.dead_reason),
 			 "the guest died: its agent channel %s (the job's VM "
 			 "crashed, was shut down or its agent failed)",
@@ -345,6 +405,7 @@ static void guest_ready(void)
 	relay.state = CHAN_READY;
 	relay.was_ready = true;
 	relay.dead_reason[0] = '\0';
+	relay.oom_kills = memcg_oom_kills(relay.oom_counter);
 	if (guest_log_ok())
 		log_info("guest agent '%s' is ready", relay.identity);
 	for (struct client *c = relay.clients; c; c = c->next)
