@@ -42,8 +42,10 @@ BUILD="build-essential autoconf automake libtool pkg-config clang-14
 # pulls in (srun --mpi=pmix); openmpi-bin: the host's Open MPI reference run;
 # mmdebstrap, grub-pc-bin, fdisk: the stock cloud image (build-cloud.sh).
 # lua5.1: etc/cli_filter.lua run by the Lua of Slurm's cli_filter/lua
-# (tests/unit/test_cli_filter.sh).
-TEST="slurmd slurmctld slurm-client libvirt-daemon libvirt-daemon-driver-qemu
+# (tests/unit/test_cli_filter.sh). slurmdbd, mariadb-server: the test
+# cluster's accounting (HARNESS_ACCOUNTING=1, tests/cluster/test_accounting.sh).
+TEST="slurmd slurmctld slurm-client slurmdbd mariadb-server
+	libvirt-daemon libvirt-daemon-driver-qemu
 	libpmix-dev openmpi-bin
 	libvirt-clients qemu-system-x86 qemu-utils hwloc libxml2-utils
 	genisoimage cloud-init attr ovmf

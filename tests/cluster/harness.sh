@@ -37,6 +37,12 @@
 #                        copied to $HARNESS_BIN/plugins, first in PluginDir
 #   HARNESS_INSTALLED=1  the installed packages' programs and plugins, not
 #                        BUILD_DIR's (tests/cluster/test_headline.sh)
+#   HARNESS_ACCOUNTING=1 as a centre runs it: proctrack/cgroup,
+#                        task/cgroup (ConstrainCores, ConstrainRAMSpace,
+#                        ConstrainDevices), jobacct_gather/cgroup, and a
+#                        slurmdbd on a MariaDB of the cluster's own, so sacct
+#                        works (harness_cgroup_leftovers JOBID: the job's
+#                        cgroup directories still there)
 #
 # A test that defines a function harness_config_hook gets it called after
 # the configuration is written ($HARNESS_ETC/*.conf) and before slurmctld
@@ -82,6 +88,8 @@ declare -A HARNESS_NODE_ADDR=() HARNESS_NODE_PORT=() HARNESS_NODE_HOST=()
 declare -A HARNESS_NODE_PID=() HARNESS_NODE_ISOLATED=() HARNESS_NODE_NETNS=()
 HARNESS_NETNS=0
 HARNESS_CTLD_PID=
+HARNESS_DB_PID=
+HARNESS_DBD_PID=
 HARNESS_LIBVIRT_STARTED=0
 HARNESS_TEST_USERS=(svmtest svmtest2)
 
@@ -852,6 +860,102 @@ _harness_node_configs() {
 	done
 }
 
+# ------------------------------------------------------------- accounting
+
+# HARNESS_ACCOUNTING=1: the cluster runs as a centre's does. Slurm's cgroup
+# plugins (proctrack/cgroup, task/cgroup with ConstrainCores, ConstrainRAMSpace
+# and ConstrainDevices, jobacct_gather/cgroup) on this host's cgroup v1, each
+# node's jobs under /sys/fs/cgroup/<controller>/slurm_<node> (multiple-slurmd),
+# and accounting through a slurmdbd of its own on a MariaDB of its own (both
+# in $HARNESS_DIR, on 127.0.0.1), so that sacct works.
+_harness_accounting_config() {
+	local etc=$HARNESS_ETC
+	HARNESS_DB_PORT=$(harness_free_port)
+	HARNESS_DBD_PORT=$(harness_free_port)
+	sed -i -e 's|^ProctrackType=.*|ProctrackType=proctrack/cgroup|' \
+		-e 's|^TaskPlugin=.*|TaskPlugin=task/cgroup,task/affinity|' \
+		-e 's|^JobAcctGatherType=.*|JobAcctGatherType=jobacct_gather/cgroup|' \
+		-e 's|^AccountingStorageType=.*|AccountingStorageType=accounting_storage/slurmdbd|' \
+		"$etc/slurm.conf"
+	# sstat's figures two seconds old at most.
+	printf '%s\n' "AccountingStorageHost=127.0.0.1" \
+		"AccountingStoragePort=$HARNESS_DBD_PORT" \
+		"JobAcctGatherFrequency=task=2" >>"$etc/slurm.conf"
+	# cgroup/v1: the machines' controllers are mounted one by one on a
+	# tmpfs /sys/fs/cgroup (26.05 warns that v1 is deprecated).
+	printf '%s\n' "CgroupPlugin=cgroup/v1" "ConstrainCores=yes" \
+		"ConstrainRAMSpace=yes" "ConstrainDevices=yes" >"$etc/cgroup.conf"
+	# slurmdbd refuses a slurmdbd.conf others can read.
+	(umask 077
+	 printf '%s\n' "AuthType=$(sed -n 's/^AuthType=//p' "$etc/slurm.conf")" \
+		"DbdHost=localhost" "DbdAddr=127.0.0.1" "DbdPort=$HARNESS_DBD_PORT" \
+		"SlurmUser=root" "LogFile=$HARNESS_DIR/log/slurmdbd.log" \
+		"PidFile=$HARNESS_DIR/run/slurmdbd.pid" "DebugLevel=info" \
+		"StorageType=accounting_storage/mysql" "StorageHost=127.0.0.1" \
+		"StoragePort=$HARNESS_DB_PORT" "StorageUser=slurm" \
+		"StorageLoc=slurm_acct_db" >"$etc/slurmdbd.conf")
+}
+
+_harness_db_up() {
+	mariadb --no-defaults -S "$HARNESS_DIR/run/mysqld.sock" -uroot -e 'select 1' >/dev/null 2>&1
+}
+_harness_dbd_up() { sacctmgr -n -P show cluster >/dev/null 2>&1; }
+
+# MariaDB (a fresh data directory: mariadb-install-db takes about a second)
+# and slurmdbd, before slurmctld; the cluster registered.
+_harness_accounting_start() {
+	local db=$HARNESS_DIR/db
+	mkdir -p "$db"
+	mariadb-install-db --no-defaults --datadir="$db" --user=root \
+		--auth-root-authentication-method=normal --skip-test-db \
+		>"$HARNESS_DIR/log/mariadb-install.log" 2>&1 ||
+		harness_die "mariadb-install-db failed: $(tail -n 5 "$HARNESS_DIR/log/mariadb-install.log")"
+	SLURM_VM_HARNESS_DIR=$HARNESS_DIR setsid mariadbd --no-defaults \
+		--datadir="$db" --user=root --bind-address=127.0.0.1 \
+		--port="$HARNESS_DB_PORT" --socket="$HARNESS_DIR/run/mysqld.sock" \
+		--pid-file="$HARNESS_DIR/run/mysqld.pid" \
+		--log-error="$HARNESS_DIR/log/mariadb.log" \
+		--innodb-buffer-pool-size=64M --innodb-log-file-size=16M \
+		--skip-name-resolve >/dev/null 2>&1 </dev/null &
+	HARNESS_DB_PID=$!
+	harness_wait 30 "MariaDB to answer" _harness_db_up ||
+		harness_die "MariaDB did not come up: $(tail -n 5 "$HARNESS_DIR/log/mariadb.log")"
+	mariadb --no-defaults -S "$HARNESS_DIR/run/mysqld.sock" -uroot -e \
+		"CREATE USER 'slurm'@'127.0.0.1'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';" ||
+		harness_die "cannot make MariaDB's slurm user"
+	# slurmdbd reads slurmdbd.conf beside $SLURM_CONF.
+	SLURM_VM_HARNESS_DIR=$HARNESS_DIR setsid slurmdbd -D \
+		>"$HARNESS_DIR/log/slurmdbd.out" 2>&1 </dev/null &
+	HARNESS_DBD_PID=$!
+	harness_wait 60 "slurmdbd to answer" _harness_dbd_up ||
+		harness_die "slurmdbd did not come up: $(cat "$HARNESS_DIR/log/slurmdbd.out"; tail -n 5 "$HARNESS_DIR/log/slurmdbd.log")"
+	sacctmgr -i add cluster "$(sed -n 's/^ClusterName=//p' "$HARNESS_ETC/slurm.conf")" >/dev/null ||
+		harness_die "sacctmgr add cluster failed"
+}
+
+# The cgroup directories of job $1 still there, one a line, in any
+# controller of any of this cluster's nodes.
+harness_cgroup_leftovers() {
+	local node
+	for node in "${HARNESS_NODES[@]}"; do
+		find /sys/fs/cgroup/*/slurm_"$node" -maxdepth 2 -type d \
+			-name "job_$1" 2>/dev/null
+	done
+}
+
+# After slurmd: each node's slurm_<node> tree, empty directories only,
+# bottom up (one with a process in it stays, and says so).
+_harness_cgroup_sweep() {
+	local node d
+	for node in "${HARNESS_NODES[@]}"; do
+		for d in /sys/fs/cgroup/*/slurm_"$node"; do
+			[ -d "$d" ] || continue
+			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+			[ -d "$d" ] && harness_log "cgroups left by node $node: $(find "$d" -name cgroup.procs -size +0 -printf '%h ' 2>/dev/null)"
+		done
+	done
+}
+
 # ---------------------------------------------------------------- daemons
 
 # The directory (made once; harness_add_catalog_image may come first).
@@ -1024,6 +1128,7 @@ harness_start() {
 
 	_harness_snapshot_build
 	_harness_write_config
+	[ "${HARNESS_ACCOUNTING:-0}" = 1 ] && _harness_accounting_config
 	# A test may change the generated files before any daemon reads them.
 	if declare -F harness_config_hook >/dev/null; then
 		harness_config_hook || harness_die "harness_config_hook failed"
@@ -1031,6 +1136,7 @@ harness_start() {
 	[ "${#HARNESS_NODES[@]}" -gt 1 ] || [ "$HARNESS_NETNS" = 1 ] && _harness_node_configs
 	export SLURM_CONF=$HARNESS_ETC/slurm.conf
 
+	[ "${HARNESS_ACCOUNTING:-0}" = 1 ] && _harness_accounting_start
 	# -D: foreground daemons, run in the background in their own session.
 	# The environment marks them (and the slurmstepd they start) as ours.
 	SLURM_VM_HARNESS_DIR=$HARNESS_DIR setsid slurmctld -D -i -f "$SLURM_CONF" \
@@ -1159,6 +1265,9 @@ harness_stop() {
 		done
 		[ "${#pids[@]}" -gt 0 ] && _harness_kill_wait 10 "${pids[@]}"
 		[ -n "$HARNESS_CTLD_PID" ] && _harness_kill_wait 10 "$HARNESS_CTLD_PID"
+		[ -n "$HARNESS_DBD_PID" ] && _harness_kill_wait 10 "$HARNESS_DBD_PID"
+		[ -n "$HARNESS_DB_PID" ] && _harness_kill_wait 20 "$HARNESS_DB_PID"
+		[ "${HARNESS_ACCOUNTING:-0}" = 1 ] && _harness_cgroup_sweep
 	fi
 	if [ "$HARNESS_LIBVIRT_STARTED" = 1 ]; then
 		if [ "$HARNESS_NETNS" = 1 ]; then
@@ -1179,6 +1288,7 @@ harness_stop() {
 	fi
 	# Ready for another harness_start (with other nodes) in the same test.
 	HARNESS_STARTED=0 HARNESS_DIR="" HARNESS_CTLD_PID=""
+	HARNESS_DB_PID="" HARNESS_DBD_PID=""
 	HARNESS_NODES=() HARNESS_PORTS_TAKEN=""
 	HARNESS_NODE_PID=() HARNESS_NODE_ADDR=() HARNESS_NODE_PORT=()
 	HARNESS_NODE_HOST=() HARNESS_NODE_ISOLATED=() HARNESS_NODE_NETNS=()

@@ -1,0 +1,187 @@
+#!/bin/bash
+# cluster-timeout: 900
+# The guest is the job's (issue 29), on a cluster run as a centre's
+# (HARNESS_ACCOUNTING=1: proctrack/cgroup, task/cgroup, jobacct_gather/cgroup,
+# slurmdbd on MariaDB). The extern step adopts the guest's qemu: sstat shows
+# the guest computing while it runs; sacct shows its CPU time (TotalCPU) and
+# the memory it touched (MaxRSS) after, beside the same task run bare; qemu
+# is in the job's cgroup of every controller, its vCPU still pinned to the
+# job's CPU. A guest that goes past the job's memory limit is killed by the
+# job's cgroup (JOBID.extern OUT_OF_MEMORY, the job FAILED, the task told
+# why), as a bare job that does is (OUT_OF_MEMORY), and the node stays in
+# service. Nothing of any job is left in any cgroup after its epilog.
+#
+# The job's memory limit is half its --mem here (cgroup.conf
+# AllowedRAMSpace=50), so that a guest of the job's size can exceed it.
+set -euo pipefail
+. "$(dirname "$0")/harness.sh"
+. "$(dirname "$0")/guest.sh"
+
+export HARNESS_ACCOUNTING=1
+harness_config_hook() {
+	echo "AllowedRAMSpace=50" >>"$HARNESS_ETC/cgroup.conf"
+}
+user=svmtest
+guest_cluster_start 240
+harness_vmconf_set SharedDirs "$HARNESS_WORK"
+work=$HARNESS_WORK/$user
+
+# --- helpers
+
+# sacct's and sstat's times ([D-]HH:MM:SS, MM:SS.mmm) as whole seconds.
+acct_seconds() {
+	local t=${1%%.*} d=0 h=0 m=0 s=0
+	case "$t" in *-*) d=${t%%-*}; t=${t#*-} ;; esac
+	IFS=: read -r a b c <<<"$t"
+	if [ -n "$c" ]; then h=$a m=$b s=$c; elif [ -n "$b" ]; then m=$a s=$b; else s=$a; fi
+	echo $((10#${d:-0} * 86400 + 10#${h:-0} * 3600 + 10#${m:-0} * 60 + 10#${s:-0}))
+}
+# sacct's and sstat's sizes (1234K, 5.5M, 2G) as KiB.
+acct_kib() {
+	awk -v v="$1" 'BEGIN { n = v + 0; u = substr(v, length(v));
+		if (u == "M") n *= 1024; else if (u == "G") n *= 1048576;
+		else if (u != "K") n /= 1024; printf "%d\n", n }'
+}
+# sacct_field JOB.STEP FIELD: the step's FIELD, once slurmdbd has its end.
+sacct_field() {
+	local out
+	harness_wait 60 "slurmdbd to have $1's $2" sh -c \
+		"sacct -n -P -j $1 -o State | grep -qvE '^(RUNNING|PENDING|)$'" || true
+	out=$(sacct -n -P -j "$1" -o "$2" | head -1)
+	echo "$out"
+}
+
+# The guest's qemu of job $1 (libvirt's pid file, in the node's /run/libvirt).
+vm_qemu_pid() {
+	pgrep -f -- "-name guest=slurmvm-job-$1\." | head -1
+}
+
+# A task that computes ~25 s and holds 400 MiB for 8 s of it, in the
+# guest or on the host alike (busybox or coreutils).
+write_burn() {
+	cat >"$work/burn.sh" <<'EOF'
+#!/bin/sh
+touch "started-$SLURM_JOB_ID"
+end=$(( $(date +%s) + 25 ))
+dd if=/dev/zero bs=400M count=1 2>/dev/null | (sleep 8; cat >/dev/null)
+while [ "$(date +%s)" -lt "$end" ]; do :; done
+echo "burned on $(uname -r)"
+EOF
+	chmod 0755 "$work/burn.sh"
+	chown "$user:" "$work/burn.sh"
+}
+
+vm_burn_job() {
+	local id bare qemu cg want="" t_vm t_bare rss_vm rss_bare live ctl cpus vcpu pin t_job j left
+	write_burn
+	id=$(harness_as_user "$user" sbatch --parsable -c1 --mem=2048 --vm-image=testguest \
+		-o "$work/burn-%j.txt" --wrap "srun ./burn.sh") || harness_die "sbatch (VM burn) failed"
+	if ! harness_wait 300 "job $id's task to start in the guest" test -e "$work/started-$id"; then
+		fail "VM burn job $id never started: $(scontrol -o show job "$id")"
+		return
+	fi
+	# qemu, with every thread, in the job's cgroups of each controller.
+	qemu=$(vm_qemu_pid "$id")
+	for ctl in freezer memory cpuacct cpuset devices; do
+		cg=$(awk -F: -v c="$ctl" '$2 == c { print $3 }' "/proc/$qemu/cgroup")
+		case "$cg" in
+		*/job_"$id"/step_extern*) ;;
+		*) want="$want $ctl=$cg" ;;
+		esac
+	done
+	[ -n "$qemu" ] && [ -z "$want" ] &&
+		ok "job $id: qemu ($qemu) is in the job's extern step in freezer, memory, cpuacct, cpuset, devices" ||
+		fail "job $id: qemu '$qemu' outside the job's cgroups:$want"
+	# The vCPU keeps its 1:1 pin, on the job's CPU.
+	cpus=$(scontrol -d show job "$id" | sed -n 's/.* CPU_IDs=\([^ ]*\) .*/\1/p' | head -1)
+	vcpu=$(grep -l "^CPU 0/" /proc/"$qemu"/task/*/comm 2>/dev/null | head -1)
+	pin=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "${vcpu%/comm}/status" 2>/dev/null)
+	[ -n "$pin" ] && [ "$pin" = "$cpus" ] &&
+		ok "job $id: vCPU 0 pinned to the job's CPU $cpus after the adoption" ||
+		fail "job $id: vCPU 0 ($vcpu) allowed on '$pin', the job has CPU_IDs=$cpus"
+	# sstat sees the guest while it runs: the extern step.
+	harness_wait 60 "sstat to show job $id's guest computing" sh -c \
+		"sstat -n -P -j $id.extern -o AveCPU | awk -F: '{ s = \$(NF-1) * 60 + \$NF } s >= 8 { ok = 1 } END { exit !ok }'" || true
+	live=$(sstat -n -P -j "$id.extern" -o AveCPU,MaxRSS 2>&1)
+	[ "$(acct_seconds "${live%%|*}")" -ge 8 ] &&
+		ok "sstat -j $id.extern while the guest computes: AveCPU|MaxRSS $live" ||
+		fail "sstat -j $id.extern while the guest computes: '$live'"
+	harness_wait 240 "job $id to end" sh -c "! squeue -h -j $id | grep -q ." || true
+	# The same task on the host, for comparison.
+	bare=$(harness_as_user "$user" sbatch --parsable -c1 --mem=2048 \
+		-o "$work/burn-%j.txt" --wrap "srun ./burn.sh") || harness_die "sbatch (bare burn) failed"
+	harness_wait 120 "job $bare to end" sh -c "! squeue -h -j $bare | grep -q ." || true
+	t_vm=$(sacct_field "$id.extern" TotalCPU)
+	rss_vm=$(sacct_field "$id.extern" MaxRSS)
+	t_bare=$(sacct_field "$bare.0" TotalCPU)
+	rss_bare=$(sacct_field "$bare.0" MaxRSS)
+	echo "sacct: VM job $id.extern TotalCPU $t_vm MaxRSS $rss_vm; bare job $bare.0 TotalCPU $t_bare MaxRSS $rss_bare"
+	[ "$(acct_seconds "$t_vm")" -ge 20 ] &&
+		ok "sacct: the VM job's guest computed $t_vm (>= 20 s), as the bare job's task did ($t_bare)" ||
+		fail "sacct: the VM job's extern step has TotalCPU '$t_vm', the bare job's task '$t_bare'"
+	[ "$(acct_kib "${rss_vm:-0}")" -ge $((300 * 1024)) ] &&
+		ok "sacct: the VM job's MaxRSS $rss_vm holds the 400 MiB the guest touched (bare: $rss_bare)" ||
+		fail "sacct: the VM job's MaxRSS '$rss_vm' < 300 MiB (bare: $rss_bare)"
+	# The job's line sums its steps' (the extern one's too); -X would
+	# show the allocation's own, which no step fills.
+	t_job=$(sacct -n -P -j "$id" -o JobID,TotalCPU | awk -F'|' -v j="$id" '$1 == j { print $2 }')
+	[ "$(acct_seconds "$t_job")" -ge 20 ] &&
+		ok "sacct: job $id's TotalCPU $t_job counts its guest" ||
+		fail "sacct: job $id's TotalCPU '$t_job'"
+	for j in "$id" "$bare"; do
+		left=$(harness_cgroup_leftovers "$j")
+		[ -z "$left" ] && ok "job $j: nothing left in any cgroup" ||
+			fail "job $j left cgroups: $left"
+	done
+	guest_nothing_left "$id"
+}
+
+vm_oom_job() {
+	local id out st ext
+	cat >"$work/hog.sh" <<'EOF'
+#!/bin/sh
+dd if=/dev/zero bs=700M count=1 2>/dev/null | (sleep 20; cat >/dev/null)
+echo "survived on $(uname -r)"
+EOF
+	chmod 0755 "$work/hog.sh"
+	chown "$user:" "$work/hog.sh"
+	harness_vmconf_set MemOverhead 64
+	id=$(harness_as_user "$user" sbatch --parsable -c1 --mem=1024 --vm-image=testguest \
+		-o "$work/hog-%j.txt" --wrap "srun ./hog.sh") || harness_die "sbatch (VM hog) failed"
+	harness_wait 400 "job $id to end" sh -c "! squeue -h -j $id | grep -q ." || true
+	harness_vmconf_set MemOverhead 512
+	out=$(cat "$work/hog-$id.txt" 2>&1)
+	st=$(sacct_field "$id" State)
+	ext=$(sacct_field "$id.extern" State)
+	[ "$ext" = OUT_OF_MEMORY ] && [ "$st" = FAILED ] &&
+		ok "a guest past the job's memory limit: $id.extern $ext, the job $st" ||
+		fail "guest past the job's memory limit: job $id $st, $id.extern $ext: $out"
+	grep -q "the job's memory cgroup killed its qemu" <<<"$out" &&
+		ok "the task says why: $(grep -m1 'memory cgroup' <<<"$out")" ||
+		fail "job $id's output does not say the guest was killed for memory: $out"
+	guest_node_up "after the guest's OOM kill"
+	left=$(harness_cgroup_leftovers "$id")
+	[ -z "$left" ] && ok "job $id: nothing left in any cgroup after the OOM kill" ||
+		fail "job $id left cgroups: $left"
+	guest_nothing_left "$id"
+}
+
+bare_oom_job() {
+	local id st left
+	id=$(harness_as_user "$user" sbatch --parsable -c1 --mem=128 -o /dev/null \
+		--wrap "dd if=/dev/zero bs=256M count=1 of=/dev/null") ||
+		harness_die "sbatch (bare hog) failed"
+	harness_wait 120 "job $id to end" sh -c "! squeue -h -j $id | grep -q ." || true
+	st=$(sacct_field "$id" State)
+	[ "$st" = OUT_OF_MEMORY ] && ok "a bare job past its memory limit: $st" ||
+		fail "bare job $id past its memory limit: $st"
+	left=$(harness_cgroup_leftovers "$id")
+	[ -z "$left" ] && ok "job $id: nothing left in any cgroup" || fail "job $id left cgroups: $left"
+}
+
+vm_burn_job
+bare_oom_job
+vm_oom_job
+guest_node_up
+
+[ "$failures" = 0 ]
