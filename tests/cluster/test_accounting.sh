@@ -17,6 +17,9 @@ set -euo pipefail
 . "$(dirname "$0")/harness.sh"
 . "$(dirname "$0")/guest.sh"
 
+for prog in slurmdbd mariadbd mariadb-install-db; do
+	command -v "$prog" >/dev/null || { echo "SKIP: no $prog (scripts/install-deps.sh installs slurmdbd and mariadb-server)"; exit 77; }
+done
 export HARNESS_ACCOUNTING=1
 harness_config_hook() {
 	echo "AllowedRAMSpace=50" >>"$HARNESS_ETC/cgroup.conf"

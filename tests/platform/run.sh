@@ -69,8 +69,7 @@ export SVM_ROOT_CACHE=${SVM_ROOT_CACHE:-$here/cache}/cluster
 # the linter shellcheck (the host lints); with the packaging tools of
 # scripts/build-debs.sh (tests/platform/debs.sh), passwd (forky's
 # minimal root has no useradd) and the Rust virtiofsd of the shares over
-# virtiofs (test_shares_virtiofs.sh); slurmdbd and mariadb-server, the
-# test cluster's accounting (test_accounting.sh).
+# virtiofs (test_shares_virtiofs.sh).
 pkgs=(build-essential autoconf automake libtool pkg-config
 	libslurm-dev libvirt-dev libhwloc-dev libpci-dev libxml2-dev
 	libibverbs-dev libcmocka-dev libmpich-dev libopenmpi-dev
@@ -80,7 +79,7 @@ pkgs=(build-essential autoconf automake libtool pkg-config
 	hwloc libxml2-utils genisoimage cloud-init attr ovmf e2fsprogs cpio
 	xz-utils zstd kmod iproute2 tmux procps psmisc util-linux python3
 	python3-yaml nftables iputils-ping fdisk lua5.1 file passwd
-	debhelper dpkg-dev fakeroot lintian git virtiofsd slurmdbd mariadb-server)
+	debhelper dpkg-dev fakeroot lintian git virtiofsd)
 
 t0=$(date +%s)
 root=$("$here/root.sh" build "$suite" "${pkgs[@]}") || exit 1
