@@ -74,8 +74,9 @@ static void adopt_pidfile(struct adopt *a, int state_fd, const char *name,
 	unsigned long long start;
 	pid_t pid;
 
+	/* Without its command, only the start time tells qemu apart. */
 	if (pidfile_read(state_fd, name, &pid, &start) < 0 ||
-	    !pid_is_process(pid, comm, start))
+	    (!comm && !start) || !pid_is_process(pid, comm, start))
 		return;
 	adopt_add_pid(a, pid);
 }
