@@ -192,93 +192,6 @@ static void check_prolog_flags(struct checker *c, const struct slurmconf *sc,
 	}
 }
 
-/* A qemu that unpins a large VFIO guest's memory may take longer than
- * Slurm's default 60 s to end after the job's SIGKILL. */
-#define VFIO_UNKILLABLE_S 180
-
-/* What Slurm's accounting and cgroups see of the guest, which the extern
- * step adopts (doc/design.md, section 6). Warnings: the suite works
- * without, the guest is then outside the job's figures and limits. */
-static void check_accounting(const struct slurmconf *sc,
-			     const struct vmconf *vc, uint32_t release)
-{
-	const char *flags = slurmconf_get(sc, "PrologFlags");
-	const char *proctrack = slurmconf_get(sc, "ProctrackType");
-	const char *task = slurmconf_get(sc, "TaskPlugin");
-	const char *gather = slurmconf_get(sc, "JobAcctGatherType");
-	const char *storage = slurmconf_get(sc, "AccountingStorageType");
-	const char *unkillable = slurmconf_get(sc, "UnkillableStepTimeout");
-	unsigned bits = 0, secs = 60;
-	char bad[64];
-	bool seen = true;
-
-	if (slurm_prolog_flags_parse(flags, release, &bits, bad, sizeof(bad)) ==
-		    0 &&
-	    !(bits & SLURM_PROLOG_CONTAIN)) {
-		check_warn(
-			"PrologFlags=Alloc,Contain",
-			"PrologFlags=%s lacks Contain: no extern step adopts "
-			"the guest, so sacct, sstat and cgroup.conf's limits "
-			"never see it",
-			flags ? flags : "");
-		seen = false;
-	}
-	if (!proctrack || strcasecmp(proctrack, "proctrack/cgroup") != 0) {
-		check_warn(
-			"ProctrackType=proctrack/cgroup",
-			"ProctrackType=%s: the extern step's adoption of the "
-			"guest changes nothing (it tracks a step's own "
-			"descendants): not counted, not constrained",
-			proctrack ? proctrack : "(default)");
-		seen = false;
-	}
-	if (!list_has(task, "task/cgroup"))
-		check_warn("TaskPlugin=task/cgroup,task/affinity",
-			   "TaskPlugin=%s has no task/cgroup: cgroup.conf's "
-			   "ConstrainRAMSpace, ConstrainCores and "
-			   "ConstrainDevices do not apply to the guest",
-			   task ? task : "(default)");
-	if (!gather || strcasecmp(gather, "jobacct_gather/none") == 0) {
-		check_warn("JobAcctGatherType=jobacct_gather/cgroup",
-			   "JobAcctGatherType=%s: no job's CPU time or memory "
-			   "is counted, a guest's neither",
-			   gather ? gather : "(none)");
-		seen = false;
-	} else if (seen) {
-		check_ok("%s counts the guest's CPU time and memory in the "
-			 "extern step (sstat -j JOBID.extern, sacct)%s",
-			 gather,
-			 strcasecmp(gather, "jobacct_gather/cgroup") == 0
-				 ? "; MaxRSS is the cgroup's RSS, which on "
-				   "cgroup v1 leaves out a virtiofs guest's "
-				   "shared RAM"
-				 : "; MaxRSS is the processes' RSS, pinned "
-				   "and shared guest RAM included");
-	}
-	if (!storage || strcasecmp(storage, "accounting_storage/slurmdbd") != 0)
-		check_warn(
-			"AccountingStorageType=accounting_storage/slurmdbd "
-			"with a slurmdbd",
-			"AccountingStorageType=%s: sacct has no record of any "
-			"job (sstat still works while a job runs)",
-			storage ? storage : "(none)");
-	if (list_has(slurmconf_get(sc, "LaunchParameters"), "ulimit_pam_adopt"))
-		check_warn("drop ulimit_pam_adopt from LaunchParameters",
-			   "LaunchParameters has ulimit_pam_adopt: the adopted "
-			   "qemu gets the job's limits, and a VFIO guest needs "
-			   "an unlimited RLIMIT_MEMLOCK");
-	if (unkillable)
-		str_to_uint(unkillable, &secs);
-	if (vc->device_attach == DEVICE_ATTACH_VFIO && secs < VFIO_UNKILLABLE_S)
-		check_warn(
-			"UnkillableStepTimeout=180 (or more)",
-			"UnkillableStepTimeout=%u with DeviceAttach=vfio: "
-			"Slurm kills the adopted qemu at the job's end, and a "
-			"large VFIO guest's qemu may take longer to end; "
-			"Slurm then drains the node \"Kill task failed\"",
-			secs);
-}
-
 static void check_scripts(struct checker *c, const struct slurmconf *sc,
 			  uint32_t release)
 {
@@ -1519,7 +1432,6 @@ int cmd_check_config(int argc, char **argv)
 	check_spool_dir(&c, &sc, node);
 	check_timeouts(&c, &sc, &vc, release);
 	check_scheduling(&c, &sc);
-	check_accounting(&sc, &vc, release);
 	check_plugstack(&c, &sc);
 	check_gres_files(&c, &sc, &vc, node, release);
 	check_ibvf_plugin(&c, &sc, &vc);

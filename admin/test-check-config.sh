@@ -17,10 +17,6 @@
 #  - gres.conf Cores= splitting a socket (Slurm 24.11 and later);
 #  - SharedDirTransport=: the transport in effect; virtiofs refused with
 #    the reason (no virtiofsd, qemu's C one), taken by the Rust one;
-#  - what accounting sees of the guest: no Contain, proctrack/linuxproc,
-#    no task/cgroup, no jobacct_gather, no slurmdbd, ulimit_pam_adopt, a
-#    short UnkillableStepTimeout with VFIO each warned about, a centre's
-#    configuration said to count it;
 #  - (as root) libvirt's qemu directory 0750, as libvirt-daemon-system
 #    leaves it, and a closed directory above it: tried as nobody.
 # Run from the build directory (automake sets $srcdir).
@@ -351,40 +347,4 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && id daemon >/dev/null 2>&1;
 		--libvirt-dir "$cc/none/qemu" >"$out" 2>&1 || true
 	grep -qF "$cc/none" "$out" && fail "a missing libvirt directory was reported"
 fi
-
-# What Slurm's accounting and cgroups see of the guest: each setting that
-# keeps it outside the job says so, with its fix; a centre's says it is
-# counted, and nothing else.
-acct_keys='^(PrologFlags|ProctrackType|TaskPlugin|JobAcctGatherType|AccountingStorageType|LaunchParameters|UnkillableStepTimeout)='
-grep -vE "$acct_keys" "$cc/slurm.conf" >"$cc/slurm.conf.acct" || true
-cp "$cc/slurm.conf.acct" "$cc/slurm.conf"
-echo "PrologFlags=Alloc" >>"$cc/slurm.conf"
-check
-for want in "lacks Contain: no extern step adopts the guest" \
-	"ProctrackType=(default): the extern step's adoption of the guest changes nothing" \
-	"TaskPlugin=(default) has no task/cgroup" \
-	"JobAcctGatherType=(none): no job's CPU time or memory is counted" \
-	"AccountingStorageType=(none): sacct has no record" \
-	"UnkillableStepTimeout=60 with DeviceAttach=vfio"; do
-	grep "^warning: " "$out" | grep -qF "$want" || fail "no warning: $want"
-done
-grep -q "^problem: .*Contain" "$out" && fail "a missing Contain counted as a problem"
-cp "$cc/slurm.conf.acct" "$cc/slurm.conf"
-cat >>"$cc/slurm.conf" <<EOF
-PrologFlags=Alloc,Contain
-ProctrackType=proctrack/cgroup
-TaskPlugin=task/cgroup,task/affinity
-JobAcctGatherType=jobacct_gather/cgroup
-AccountingStorageType=accounting_storage/slurmdbd
-UnkillableStepTimeout=300
-EOF
-check
-grep -qF "ok:      jobacct_gather/cgroup counts the guest's CPU time and memory in the extern step" "$out" ||
-	fail "a centre's configuration does not say the guest is counted"
-grep -E "^warning: .*(Contain|ProctrackType|task/cgroup|JobAcctGatherType|AccountingStorageType|UnkillableStepTimeout)" "$out" &&
-	fail "a centre's configuration warned about accounting"
-echo "LaunchParameters=ulimit_pam_adopt,enable_nss_slurm" >>"$cc/slurm.conf"
-check
-grep -qF "warning: LaunchParameters has ulimit_pam_adopt" "$out" ||
-	fail "ulimit_pam_adopt not warned about"
 exit 0
