@@ -302,13 +302,14 @@ static void check_adoption_accounting(const struct slurmconf *sc,
 
 static void check_adoption_limits(const struct slurmconf *sc,
 				  const struct slurmconf *cg,
-				  const struct vmconf *vc)
+				  const struct vmconf *vc, const char *node)
 {
 	const char *launch = slurmconf_get(sc, "LaunchParameters");
 	const char *text = slurmconf_get(sc, "UnkillableStepTimeout");
 	const char *cores = slurmconf_get(cg, "ConstrainCores");
-	const char *spec = slurmconf_get(sc, "CpuSpecList")
-				   ?: slurmconf_get(sc, "CoreSpecCount");
+	const char *spec =
+		slurmconf_node_get(sc, node, "CpuSpecList")
+			?: slurmconf_node_get(sc, node, "CoreSpecCount");
 	unsigned unkillable = 60;
 	char fix[128];
 
@@ -369,7 +370,7 @@ static void check_adoption_hugepages(const struct vmconf *vc)
 }
 
 static void check_adoption(const struct slurmconf *sc, const struct vmconf *vc,
-			   uint32_t release)
+			   uint32_t release, const char *node)
 {
 	_cleanup_free_ char *path = slurm_conf_sibling("cgroup.conf");
 	struct slurmconf cg = { 0 };
@@ -380,7 +381,7 @@ static void check_adoption(const struct slurmconf *sc, const struct vmconf *vc,
 			   path);
 	check_adoption_plugins(sc, release);
 	check_adoption_accounting(sc, &cg);
-	check_adoption_limits(sc, &cg, vc);
+	check_adoption_limits(sc, &cg, vc, node);
 	check_adoption_hugepages(vc);
 	slurmconf_free(&cg);
 }
@@ -1616,7 +1617,7 @@ int cmd_check_config(int argc, char **argv)
 	check_scripts(&c, &sc, release);
 	check_spool_dir(&c, &sc, node);
 	check_timeouts(&c, &sc, &vc, release);
-	check_adoption(&sc, &vc, release);
+	check_adoption(&sc, &vc, release, node);
 	check_scheduling(&c, &sc);
 	check_plugstack(&c, &sc);
 	check_gres_files(&c, &sc, &vc, node, release);

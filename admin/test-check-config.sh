@@ -236,11 +236,13 @@ adopt_case LaunchParameters=enable_nss_slurm,ulimit_pam_adopt "warning: LaunchPa
 adopt_case UnkillableStepTimeout=60 "warning: UnkillableStepTimeout=60 with DeviceAttach=vfio"
 [ "$(awk '/^warning: UnkillableStepTimeout/ { getline; sub(/^ *fix: /, ""); print }' "$out")" = UnkillableStepTimeout=180 ] ||
 	fail "the UnkillableStepTimeout fix is not 180 s"
-adopt_case CpuSpecList=0-1 "note:    ConstrainCores=yes with core specialization: the guest's emulator and I/O threads leave the housekeeping cores"
+adopt_case "NodeName=n[0-3] CpuSpecList=0-1" "note:    ConstrainCores=yes with core specialization: the guest's emulator and I/O threads leave the housekeeping cores"
 { cat "$cc/slurm.conf.centre"; echo UnkillableStepTimeout=60; } >"$cc/slurm.conf"
 echo DeviceAttach=emulate >>"$cc/vm.conf"
 check
 grep -q "UnkillableStepTimeout" "$out" && fail "UnkillableStepTimeout reported without DeviceAttach=vfio"
+adopt_case "NodeName=n2 CpuSpecList=0-1" "ok:      JobAcctGatherType"
+grep -q "core specialization" "$out" && fail "another node's CpuSpecList applied to n1"
 cp "$cc/vm.conf.adopt" "$cc/vm.conf"
 echo "SysfsRoot=$cc/sys" >>"$cc/vm.conf"
 echo 512 >"$cc/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
