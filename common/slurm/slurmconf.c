@@ -26,7 +26,7 @@ struct reader {
 };
 
 static int slurmconf_add(struct slurmconf *sc, const char *key, size_t klen,
-			 const char *value, size_t vlen)
+			 const char *value, size_t vlen, unsigned record)
 {
 	struct slurmconf_entry *e;
 
@@ -47,6 +47,7 @@ static int slurmconf_add(struct slurmconf *sc, const char *key, size_t klen,
 		free(e->value);
 		return -ENOMEM;
 	}
+	e->record = record;
 	sc->n++;
 	return 0;
 }
@@ -130,11 +131,12 @@ static bool key_starts_record(const char *key, size_t len)
 static int parse_settings(struct slurmconf *sc, const char *line)
 {
 	const char *p = line;
+	unsigned record = 0;
 
 	for (;;) {
 		const char *key, *value;
 		size_t klen, vlen;
-		int r;
+		int r = 0;
 
 		while (isspace((unsigned char)*p))
 			p++;
@@ -161,9 +163,14 @@ static int parse_settings(struct slurmconf *sc, const char *line)
 				p++;
 			vlen = (size_t)(p - value);
 		}
-		r = slurmconf_add(sc, key, klen, value, vlen);
 		/* the rest of the line is the record's, not global */
-		if (r < 0 || key_starts_record(key, klen))
+		if (!record && key_starts_record(key, klen)) {
+			r = slurmconf_add(sc, key, klen, value, vlen, 0);
+			record = ++sc->records;
+		}
+		if (r == 0)
+			r = slurmconf_add(sc, key, klen, value, vlen, record);
+		if (r < 0)
 			return r;
 	}
 }
@@ -304,7 +311,8 @@ const char *slurmconf_next(const struct slurmconf *sc, const char *key,
 			   size_t *pos)
 {
 	for (; *pos < sc->n; (*pos)++)
-		if (strcasecmp(sc->v[*pos].key, key) == 0)
+		if (!sc->v[*pos].record &&
+		    strcasecmp(sc->v[*pos].key, key) == 0)
 			return sc->v[(*pos)++].value;
 	return NULL;
 }
@@ -317,6 +325,38 @@ const char *slurmconf_get(const struct slurmconf *sc, const char *key)
 	while ((v = slurmconf_next(sc, key, &pos)))
 		last = v;
 	return last;
+}
+
+/* @key in record @record from entry @i on, or NULL. */
+static const char *record_get(const struct slurmconf *sc, size_t i,
+			      unsigned record, const char *key)
+{
+	for (; i < sc->n && sc->v[i].record <= record; i++)
+		if (sc->v[i].record == record &&
+		    strcasecmp(sc->v[i].key, key) == 0)
+			return sc->v[i].value;
+	return NULL;
+}
+
+const char *slurmconf_node_get(const struct slurmconf *sc, const char *node,
+			       const char *key)
+{
+	const char *def = NULL;
+
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct slurmconf_entry *e = &sc->v[i];
+		const char *v;
+
+		if (!e->record || strcasecmp(e->key, "NodeName") ||
+		    (i && sc->v[i - 1].record == e->record))
+			continue;
+		v = record_get(sc, i, e->record, key);
+		if (strcasecmp(e->value, "DEFAULT") == 0)
+			def = v ?: def;
+		else if (slurm_hostlist_position(e->value, node) >= 0)
+			return v ?: def;
+	}
+	return NULL;
 }
 
 bool slurmconf_runs_script(const struct slurmconf *sc, uint32_t release,

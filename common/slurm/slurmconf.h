@@ -9,7 +9,8 @@
  * relative FILE as @release resolves it (slurm_include_from_conf_dir()),
  * %c is ClusterName in lower case; a missing FILE, or one with '*' (no
  * release expands it), is an error, as slurmctld refuses to start. Node,
- * partition and node set lines are not global settings and are skipped.
+ * partition and node set lines are not global settings: their attributes
+ * are kept apart (slurmconf_node_get()).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,11 +21,13 @@
 struct slurmconf_entry {
 	char *key;
 	char *value;
+	unsigned record; /* 0: a global setting; else its record line's */
 };
 
 struct slurmconf {
 	struct slurmconf_entry *v; /* every setting, in the order read */
 	size_t n, cap;
+	unsigned records; /* node, partition, ... lines read */
 };
 
 /* @path as Slurm @release reads it; errors name FILE:LINE. */
@@ -40,6 +43,11 @@ const char *slurmconf_get(const struct slurmconf *sc, const char *key);
  * after the last. */
 const char *slurmconf_next(const struct slurmconf *sc, const char *key,
 			   size_t *pos);
+
+/* @key of node @node as its NodeName= lines set it (a hostlist holding
+ * @node, or NodeName=DEFAULT before it), or NULL. */
+const char *slurmconf_node_get(const struct slurmconf *sc, const char *node,
+			       const char *key);
 
 enum slurm_script { SLURM_PROLOG, SLURM_EPILOG };
 

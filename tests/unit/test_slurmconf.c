@@ -102,6 +102,33 @@ static void test_records_skipped(void **state)
 	slurmconf_free(&sc);
 }
 
+/* A node's attributes: its own NodeName= line's (a hostlist), else those
+ * of the NodeName=DEFAULT line before it; another node's never. */
+static void test_node_attributes(void **state)
+{
+	struct slurmconf sc;
+
+	(void)state;
+	assert_int_equal(read_conf("NodeName=DEFAULT CoreSpecCount=1\n"
+				   "NodeName=n[1-3] CpuSpecList=0-1\n"
+				   "nodename=n4 CPUs=8\n"
+				   "NodeName=DEFAULT CoreSpecCount=2\n"
+				   "NodeName=n5 CPUs=8\n"
+				   "PartitionName=p Nodes=n6 CpuSpecList=9\n",
+				   R22_05, &sc),
+			 0);
+	assert_string_equal(slurmconf_node_get(&sc, "n2", "cpuspeclist"),
+			    "0-1");
+	assert_null(slurmconf_node_get(&sc, "n4", "CpuSpecList"));
+	assert_string_equal(slurmconf_node_get(&sc, "n4", "CoreSpecCount"),
+			    "1");
+	assert_string_equal(slurmconf_node_get(&sc, "n5", "CoreSpecCount"),
+			    "2");
+	assert_null(slurmconf_node_get(&sc, "n6", "CpuSpecList"));
+	assert_null(slurmconf_get(&sc, "CpuSpecList"));
+	slurmconf_free(&sc);
+}
+
 /* Include reads the file there and then: a later line overrides it, it
  * overrides an earlier one; %c is ClusterName in lower case; a relative
  * name is from slurm.conf's directory (23.02+) or the including file's
@@ -361,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_case_and_last_line),
 		cmocka_unit_test(test_syntax),
 		cmocka_unit_test(test_records_skipped),
+		cmocka_unit_test(test_node_attributes),
 		cmocka_unit_test(test_include),
 		cmocka_unit_test(test_include_errors),
 		cmocka_unit_test(test_scripts),
