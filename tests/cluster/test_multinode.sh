@@ -11,7 +11,9 @@
 # the job interface for MPI (a value the user set wins), MPICH runs an
 # allreduce and a point-to-point ring across the guests with no network
 # settings, and afterwards neither node
-# keeps a link or nftables table of the job. (The harness's teardown of namespaces, links, mounts and
+# keeps a link or nftables table of the job. With slurmdbd and MariaDB on
+# the machine the cluster runs as a centre's (HARNESS_ACCOUNTING), and each
+# node's guest is its job's, in that node's own cgroup tree. (The harness's teardown of namespaces, links, mounts and
 # daemons is checked by hand, see the harness's header.)
 # cluster-timeout: 420
 set -uo pipefail
@@ -22,6 +24,11 @@ set -uo pipefail
 failures=0
 ns_of() { readlink "/proc/$1/ns/$2" 2>/dev/null; }
 
+# The centre's configuration (harness.sh, HARNESS_ACCOUNTING) where the
+# machine has slurmdbd and MariaDB: each node's guest is then its job's, in
+# that node's own cgroup tree.
+command -v slurmdbd >/dev/null && command -v mariadbd >/dev/null &&
+	export HARNESS_ACCOUNTING=${HARNESS_ACCOUNTING:-1}
 # TCG: two guests boot at once on this machine's two cores.
 HARNESS_NODE_COUNT=2 guest_cluster_start 180 JobNetwork=vxlan JobNetworkUnderlay=eth0
 
@@ -92,11 +99,21 @@ for node in n1 n2; do
 		fail "$node: no qemu of $dom in $node's namespace (pid '$qpid')"
 	fi
 done
-# Not asserted: the nodes share this machine's cgroup v1 tree, and both
-# libvirtds name the guest's cgroup machine/qemu-1-<domain>.libvirt-qemu
-# (same first domain id, same domain name), so both qemu land in one.
-[ "${#qemu_pids[@]}" = 2 ] &&
-	echo "    qemu cgroups: $(grep -h cpuset "/proc/${qemu_pids[0]}/cgroup" "/proc/${qemu_pids[1]}/cgroup" 2>/dev/null | tr '\n' ' ')"
+# The nodes share this machine's cgroup v1 tree, and both libvirtds name
+# the guest's cgroup machine/qemu-1-<domain>.libvirt-qemu (same first
+# domain id, same domain name): until the extern step adopts them, both
+# qemu are in one. Adopted, each is in its own node's job cgroup.
+if [ "${HARNESS_ACCOUNTING:-0}" = 1 ] && [ "${#qemu_pids[@]}" = 2 ]; then
+	for i in 0 1; do
+		node=n$((i + 1))
+		cg=$(awk -F: '$2 == "memory" { print $3 }' "/proc/${qemu_pids[$i]}/cgroup" 2>/dev/null)
+		case "$cg" in
+		/slurm_"$node"/uid_*/job_"$job"/step_extern*)
+			ok "$node: its guest's qemu is the job's, in $node's memory cgroup $cg" ;;
+		*) fail "$node: qemu ${qemu_pids[$i]} in memory cgroup '$cg', not $node's job $job" ;;
+		esac
+	done
+fi
 
 # The job network on each node: its bridge, VXLAN, the guest's tap on the
 # bridge, and the job's nftables tables naming that tap.
