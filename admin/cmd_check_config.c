@@ -243,18 +243,18 @@ static void check_adoption_plugins(const struct slurmconf *sc, uint32_t release)
 	if (slurm_prolog_flags_parse(flags, release, &bits, bad, sizeof(bad)) ==
 		    0 &&
 	    !(bits & SLURM_PROLOG_CONTAIN))
-		check_warn("PrologFlags=Contain (keep the other flags)",
+		check_note("PrologFlags=Contain (keep the other flags)",
 			   "PrologFlags=%s lacks Contain: the guest stays "
 			   "outside the job, accounting and cgroup limits "
 			   "never see it",
 			   flags ?: "");
 	if (strcasecmp(proctrack, "proctrack/cgroup"))
-		check_warn("ProctrackType=proctrack/cgroup",
+		check_note("ProctrackType=proctrack/cgroup",
 			   "ProctrackType=%s: adopting the guest counts and "
 			   "kills nothing (it is not in the job's container)",
 			   proctrack);
 	if (!plugin_listed(task, "task/cgroup"))
-		check_warn("add task/cgroup to TaskPlugin",
+		check_note("add task/cgroup to TaskPlugin",
 			   "TaskPlugin=%s lacks task/cgroup: the guest is "
 			   "counted but not constrained (ConstrainRAMSpace, "
 			   "ConstrainCores do not apply)",
@@ -287,7 +287,7 @@ static void check_adoption_accounting(const struct slurmconf *sc,
 			 "pages not",
 			 gather);
 	else
-		check_warn("JobAcctGatherType=jobacct_gather/cgroup (or "
+		check_note("JobAcctGatherType=jobacct_gather/cgroup (or "
 			   "jobacct_gather/linux)",
 			   "JobAcctGatherType=%s: nothing of the guest (CPU, "
 			   "memory) is counted",

@@ -226,10 +226,10 @@ adopt_case() { # SETTING EXPECTED: slurm.conf.centre with SETTING, EXPECTED prin
 	check
 	grep -qF "$2" "$out" || fail "$1: not reported as: $2"
 }
-adopt_case PrologFlags=Alloc "warning: PrologFlags=Alloc lacks Contain: the guest stays outside the job"
-adopt_case ProctrackType=proctrack/linuxproc "warning: ProctrackType=proctrack/linuxproc: adopting the guest counts and kills nothing"
-adopt_case TaskPlugin=task/affinity "warning: TaskPlugin=task/affinity lacks task/cgroup: the guest is counted but not constrained"
-adopt_case JobAcctGatherType=jobacct_gather/none "warning: JobAcctGatherType=jobacct_gather/none: nothing of the guest"
+adopt_case PrologFlags=Alloc "note:    PrologFlags=Alloc lacks Contain: the guest stays outside the job"
+adopt_case ProctrackType=proctrack/linuxproc "note:    ProctrackType=proctrack/linuxproc: adopting the guest counts and kills nothing"
+adopt_case TaskPlugin=task/affinity "note:    TaskPlugin=task/affinity lacks task/cgroup: the guest is counted but not constrained"
+adopt_case JobAcctGatherType=jobacct_gather/none "note:    JobAcctGatherType=jobacct_gather/none: nothing of the guest"
 adopt_case JobAcctGatherType=jobacct_gather/linux "ok:      JobAcctGatherType=jobacct_gather/linux: the guest's MaxRSS is its processes' RSS, VFIO-pinned RAM included"
 adopt_case AccountingStorageType=accounting_storage/none "note:    AccountingStorageType=accounting_storage/none: sacct shows no job"
 adopt_case LaunchParameters=enable_nss_slurm,ulimit_pam_adopt "warning: LaunchParameters=enable_nss_slurm,ulimit_pam_adopt: the adopted qemu gets the job's resource limits"
