@@ -5,8 +5,8 @@
  * Prolog and before any task of the job, and its cgroups exist by
  * task_post_fork; slurm-vm-adopt (libslurm, which this plugin must not
  * link) asks this very slurmstepd to adopt qemu, the relay and the
- * virtiofsd, as pam_slurm_adopt does. A job without a guest here costs an
- * opendir of StateDir.
+ * virtiofsd, as pam_slurm_adopt does. A job without a guest here costs a
+ * read of vm.conf and an opendir of StateDir.
  */
 #include "config.h"
 
