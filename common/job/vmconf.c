@@ -53,6 +53,7 @@ static const struct kv_key keys[] = {
 	K("CpuMode", KV_CHOICE, cpu_mode, .choices = cpu_modes,
 	  .defval = "host-passthrough"),
 	K("Emulator", KV_PATH, emulator),
+	K("CgroupPartition", KV_PATH, cgroup_partition),
 	K("BootTimeout", KV_UINT, boot_timeout, .max = 3600, .defval = "300"),
 	K("ShutdownTimeout", KV_UINT, shutdown_timeout, .max = 600,
 	  .defval = "30"),

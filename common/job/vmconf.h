@@ -47,6 +47,7 @@ struct vmconf {
 	char *domain_type;	   /* kvm | qemu */
 	char *cpu_mode;		   /* host-passthrough | maximum | host-model */
 	char *emulator;		   /* NULL: libvirt's default */
+	char *cgroup_partition;	   /* NULL: libvirt's, /machine */
 	unsigned boot_timeout;	   /* seconds */
 	unsigned shutdown_timeout; /* seconds */
 	uint64_t mem_overhead_mb;  /* host memory kept out of the guest */

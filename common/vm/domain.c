@@ -103,6 +103,7 @@ void domain_params_from_conf(struct domain_params *p, const struct vmconf *conf)
 	p->domain_type = conf->domain_type;
 	p->cpu_mode = conf->cpu_mode;
 	p->emulator = conf->emulator;
+	p->partition = conf->cgroup_partition;
 	p->binding = conf->device_binding;
 	p->attach = conf->device_attach;
 	p->mmio64_gib = conf->uefi_mmio64_gib;
@@ -732,6 +733,11 @@ static void write_domain(struct xw *x, const struct plan *plan,
 		text_elem(x, "uuid", p->uuid);
 	write_metadata(x, plan, p);
 	write_memory(x, plan, p);
+	if (p->partition) {
+		start(x, "resource");
+		text_elem(x, "partition", p->partition);
+		end(x);
+	}
 	start(x, "vcpu");
 	attr(x, "placement", "static");
 	xw_check(x, xmlTextWriterWriteFormatString(x->w, "%u", plan->n_vcpus));

@@ -90,6 +90,7 @@ struct domain_params {
 	const char *domain_type; /* "kvm" | "qemu" */
 	const char *cpu_mode;	 /* "host-passthrough" | "maximum" | ... */
 	const char *emulator;	 /* NULL: libvirt's default */
+	const char *partition;	 /* <resource><partition>; NULL: /machine */
 	enum device_binding binding;
 	enum device_attach attach;
 	const char *machine; /* NULL: "q35" */

@@ -218,3 +218,32 @@ guest_jobnet_nothing_left() { # guest_jobnet_nothing_left NODE
 		fail "$1: job network left: $left"
 	fi
 }
+
+# guest_hold_core USER NODE: runs a one-core job of USER on NODE and prints
+# its id once it runs; scancel it when the guests it made room for are up.
+# The harness's nodes share this machine's CPUs, and Slurm gives a job each
+# node's first core, CPU 0 on all of them: held, a two-node job's second
+# guest gets the other CPU, as on two machines (two TCG guests on one CPU
+# boot at half speed).
+guest_hold_core() {
+	local hold
+	hold=$(harness_as_user "$1" sbatch --parsable -w "$2" -n1 -c1 --mem=64 \
+		--wrap 'sleep 900') || harness_die "sbatch of the one-core job on $2 failed"
+	harness_wait 30 "job $hold to run on $2" sh -c "squeue -h -j $hold -o %t | grep -qx R" ||
+		harness_die "the one-core job on $2 does not run"
+	echo "$hold"
+}
+
+# guest_shares_script OUTSIDE: the job script of test_shares.sh, as a user
+# writes it for bare metal: two tasks append "task R KERNEL INPUT" to
+# $PWD/out.txt (INPUT from $HOME/shares-input.txt), "step exit N" goes to
+# step.done, a step starts in OUTSIDE (no share), then it sleeps.
+guest_shares_script() {
+	cat <<EOS
+#!/bin/sh
+srun -n2 -O sh -c 'echo "task \$SLURM_PROCID \$(uname -r) \$(cat "\$HOME/shares-input.txt")" >>"\$PWD/out.txt"'
+echo "step exit \$?" >step.done
+srun -n1 --chdir=$1 pwd
+sleep 900
+EOS
+}

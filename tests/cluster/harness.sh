@@ -857,6 +857,36 @@ _harness_node_configs() {
 		mkdir -p "$HARNESS_DIR/nodes/$node/pmix"
 		chmod 1777 "$HARNESS_DIR/nodes/$node/pmix"
 		echo "PMIxCliTmpDirBase=$HARNESS_DIR/nodes/$node/pmix" >"$d/mpi.conf"
+		if [ "${HARNESS_LIBVIRT:-0}" = 1 ] && [ "$HARNESS_NETNS" = 1 ]; then
+			_harness_cgroup_partition "$node" make
+			echo "CgroupPartition=/machine/$node" >>"$d/vm.conf"
+		fi
+	done
+}
+
+# The nodes' libvirtd share this machine's cgroup tree and name a job's
+# guests alike (machine/qemu-1-slurmvm-job-J.0.libvirt-qemu): one directory
+# and its memory limit would hold the guests of all nodes. Each node's
+# guests go under a partition of its own (vm.conf CgroupPartition=), as if
+# each node were a machine of its own; libvirt makes only /machine itself.
+# _harness_cgroup_partition NODE make|remove
+_harness_cgroup_partition() {
+	local node=$1 how=$2 mnt dir f
+	for mnt in /sys/fs/cgroup/*; do
+		[ -f "$mnt/cgroup.procs" ] && [ ! -L "$mnt" ] || continue
+		dir=$mnt/machine/$node.partition
+		if [ "$how" = remove ]; then
+			[ -d "$dir" ] && find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
+			[ -d "$dir" ] && harness_log "cgroup $dir left: $(cat "$dir/cgroup.procs" 2>/dev/null | tr '\n' ' ')"
+			continue
+		fi
+		mkdir -p "$dir" || harness_die "cannot make cgroup $dir"
+		# A new v1 cpuset has no CPUs until given its parent's.
+		for f in cpuset.cpus cpuset.mems; do
+			[ -e "$mnt/machine/$f" ] || continue
+			[ -n "$(cat "$mnt/machine/$f")" ] || cat "$mnt/$f" >"$mnt/machine/$f"
+			[ -n "$(cat "$dir/$f")" ] || cat "$mnt/machine/$f" >"$dir/$f"
+		done
 	done
 }
 
@@ -1277,6 +1307,7 @@ harness_stop() {
 			for node in "${HARNESS_NODES[@]}"; do
 				libvirt_node_stop "$dir/nodes/$node/libvirt" ||
 					harness_log "libvirtd of node $node: stop failed"
+				_harness_cgroup_partition "$node" remove
 			done
 		else
 			libvirt_stop || harness_log "libvirt_stop failed"

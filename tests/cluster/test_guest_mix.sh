@@ -3,12 +3,14 @@
 # A guest of a newer Debian release: the Debian 13 cloud image
 # (tests/guest/build-cloud.sh --suite trixie: Open MPI 5, PMIx 5, netplan
 # with systemd-networkd) on this Slurm 22.05 node, whose mpi/pmix plugin
-# serves PMIx 4.2. One job, one guest, two tasks: the program is compiled in
-# the guest with its own mpicc (the host's is Debian 12's Open MPI 4, and a
-# user builds for the image they run), then `srun --mpi=pmix -n2` runs it,
-# the guest's PMIx 5 clients against the host's PMIx 4 server through the
-# agent's relay: allreduce and ring ok for both ranks, and the image's
-# Open MPI major. On a platform (tests/platform/run.sh) the image is that
+# serves PMIx 4.2. One job, a guest on each of two nodes, the shares (the
+# work directory and /home) on: the job script of test_shares.sh runs
+# unchanged, its two tasks writing $PWD/out.txt with the input from $HOME;
+# the program is compiled in the guest with its own mpicc (the host's is
+# Debian 12's Open MPI 4, and a user builds for the image they run), then
+# `srun --mpi=pmix -n2` runs it across both guests, the guests' PMIx 5
+# clients against the host's PMIx 4 server through the agent's relay:
+# allreduce and ring ok for both ranks, and the image's Open MPI major. On a platform (tests/platform/run.sh) the image is that
 # platform's own stock one (trixie: Debian 13 on Slurm 24.11's PMIx 5;
 # forky: forky's on 26.05's PMIx 7, Open MPI 6). Where a Rust virtiofsd is
 # installed (the platforms) the image is the one with Debian's cloud kernel
@@ -26,12 +28,17 @@ transport=9p
 if harness_rust_virtiofsd; then
 	transport=virtiofs name=$name-cloud
 fi
-# One node: two of the harness's nodes would put both guests of a job in
-# one host cgroup and its memory limit (test_cloud_image.sh says why).
-nodes=1
+# Two nodes, a guest on each: the job script of test_shares.sh and Open MPI
+# across both.
+nodes=2
 HARNESS_NODE_COUNT=$nodes guest_cluster_start 300 JobNetwork=vxlan JobNetworkUnderlay=eth0
 harness_vmconf_set ShutdownTimeout 60
-harness_vmconf_set SharedDirs "$HARNESS_WORK"
+harness_vmconf_set SharedDirs "$HARNESS_WORK,/home"
+home=$(getent passwd "$user" | cut -d: -f6)
+case "$home" in
+/home/*) ;;
+*) harness_die "$user's home $home is not under /home" ;;
+esac
 harness_vmconf_set SharedDirTransport "$transport"
 work=$HARNESS_WORK/$user
 mkdir -p "$work"
@@ -59,13 +66,35 @@ cp "$cloud" "$image"
 chmod 0644 "$image"
 harness_add_catalog_image "$name" "$image" qcow2
 
-job=$(harness_as_user "$user" sbatch --parsable -N"$nodes" -n2 -c1 --mem=1G \
-	--vm-image="$name" --wrap 'sleep 900')
+# The job script of test_shares.sh, unchanged: its two tasks, one in each
+# guest, write $PWD/out.txt on the share with the input from $HOME (the
+# share /home).
+outside=/var/tmp/svm-outside-$$
+echo "input-$$" >"$home/shares-input.txt"
+chown "$user:" "$home/shares-input.txt"
+rm -f "$work/out.txt" "$work/step.done"
+hold=$(guest_hold_core "$user" n2)
+job=$(guest_shares_script "$outside" | harness_as_user "$user" sbatch --parsable \
+	-N"$nodes" -n2 -c1 --mem=1G --vm-image="$name" -o "$work/job-%j.out")
 harness_wait 420 "job $job's guests ($name)" sh -c \
 	"[ \$(grep -c 'job $job: guest ready' '$HARNESS_VM_LOG') -ge $nodes ]" || {
 	grep "job $job" "$HARNESS_VM_LOG" | tail -n 30 >&2
 	harness_die "no guests for job $job ($name)"
 }
+scancel "$hold"
+harness_wait 120 "job $job's first step" test -s "$work/step.done" ||
+	harness_die "job $job's first step did not end: $(tail -5 "$work/job-$job.out" 2>/dev/null)"
+got=$(sort "$work/out.txt" 2>/dev/null || true)
+kernel=$(sed -n '1s/^task 0 \([^ ]*\) .*/\1/p' <<<"$got")
+want=$(printf 'task 0 %s input-%s\ntask 1 %s input-%s' "$kernel" $$ "$kernel" $$)
+if [ "$(cat "$work/step.done")" = "step exit 0" ] && [ -n "$kernel" ] && [ "$got" = "$want" ] &&
+	[ "$(stat -c %U "$work/out.txt")" = "$user" ]; then
+	ok "test_shares' job script across $nodes $suite guests over $transport: \$PWD/out.txt, $user's, with the input from \$HOME: $(tr '\n' '|' <<<"$got")"
+else
+	fail "test_shares' job script across $nodes $suite guests over $transport: out.txt '$got', $(cat "$work/step.done" 2>&1), $(ls -l "$work/out.txt" 2>&1)"
+	sed 's/^/    /' "$work/job-$job.out" 2>/dev/null
+fi
+rm -f "$home/shares-input.txt"
 step() { # srun-args...
 	harness_as_user "$user" timeout 180 srun --jobid="$job" --overlap -O \
 		--chdir="$work" "$@"

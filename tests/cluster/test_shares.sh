@@ -121,12 +121,7 @@ harness_as_user "$user" ln -sfn "$outside/readable.txt" "$work/outside-link"
 rm -f "$work/out.txt" "$work/step.done"
 
 # The job script as a user writes it for bare metal.
-script='#!/bin/sh
-srun -n2 -O sh -c '\''echo "task $SLURM_PROCID $(uname -r) $(cat "$HOME/shares-input.txt")" >>"$PWD/out.txt"'\''
-echo "step exit $?" >step.done
-srun -n1 --chdir='"$outside"' pwd
-sleep 900
-'
+script=$(guest_shares_script "$outside")
 job=$(harness_as_user "$user" "$raw" "$work" "$script" VM_IMAGE=testguest VM_MEM=512 \
 	VM_SHARED_DIRS=/etc VM_SHARES=/etc,/root VM_SHARE=/var VM_MOUNT=/etc)
 harness_wait 300 "job $job's first step" test -s "$work/step.done" ||

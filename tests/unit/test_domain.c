@@ -166,6 +166,22 @@ static void test_cpus_and_memory(void **state)
 	assert_xpath(c, "/domain/numatune/memnode/@mode", "strict");
 	assert_xpath(c, "/domain/os/type/@machine", "q35");
 	assert_xpath(c, "count(/domain/memoryBacking)", "0");
+	assert_xpath(c, "count(/domain/resource)", "0");
+}
+
+static void assert_libvirt_accepts(struct ctx *c, const char *what);
+
+/* CgroupPartition=: libvirt's own element, checked by its schema too. */
+static void test_partition(void **state)
+{
+	struct ctx *c = *state;
+	struct domain_params p;
+
+	base_params(&p);
+	p.partition = "/machine/slurmvm";
+	build(c, &p);
+	assert_xpath(c, "/domain/resource/partition", "/machine/slurmvm");
+	assert_libvirt_accepts(c, "the resource partition");
 }
 
 static void test_hostdevs(void **state)
@@ -662,6 +678,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpus_and_memory),
+		cmocka_unit_test(test_partition),
 		cmocka_unit_test(test_hostdevs),
 		cmocka_unit_test(test_seclabel),
 		cmocka_unit_test(test_emulate),
