@@ -75,6 +75,7 @@ enum chan_state { CHAN_DOWN, CHAN_HELLO_SENT, CHAN_READY };
 
 static struct {
 	const char *channel_path, *socket_path, *pidfile, *log_file;
+	const char *oom_file; /* made when the job's cgroup OOM-kills qemu */
 	const char *expect_identity;
 	uid_t uid;
 	gid_t gid;
@@ -305,6 +306,18 @@ static bool guest_oom_killed(void)
 	return n > (strcmp(path, relay.oom_counter) == 0 ? relay.oom_kills : 0);
 }
 
+/* @text into @path, made anew (root's state directory: no links). */
+static int write_small_file(const char *path, const char *text)
+{
+	_cleanup_close_ int fd = open(
+		path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		0644);
+
+	if (fd < 0)
+		return log_errno(errno, "cannot write %s", path);
+	return write_all(fd, text, strlen(text));
+}
+
 static void channel_reset(const char *fmt, ...) _printf_(1, 2);
 static void channel_reset(const char *fmt, ...)
 {
@@ -330,6 +343,9 @@ static void channel_reset(const char *fmt, ...)
 			 "--vm-mem)");
 		if (guest_log_ok())
 			log_error("%s", relay.dead_reason);
+		/* The batch step ends the job OUT_OF_MEMORY (spank_vm). */
+		if (relay.oom_file)
+			write_small_file(relay.oom_file, relay.dead_reason);
 	} else if (relay.was_ready) {
 		snprintf(relay.dead_reason, sizeof(relay.dead_reason),
 			 "the guest died: its agent channel %s (the job's VM "
@@ -974,17 +990,11 @@ static int socket_setup(void)
 static int write_pidfile(void)
 {
 	char buf[32];
-	_cleanup_close_ int fd = -1;
-	int n;
 
 	if (!relay.pidfile)
 		return 0;
-	fd = open(relay.pidfile,
-		  O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return log_errno(errno, "cannot write %s", relay.pidfile);
-	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	return write_all(fd, buf, (size_t)n);
+	snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	return write_small_file(relay.pidfile, buf);
 }
 
 static void close_inherited(int keep1, int keep2)
@@ -1061,6 +1071,8 @@ static void usage(FILE *f)
 		"  --daemon         detach (double fork, setsid, close fds)\n"
 		"  --pidfile PATH   write the daemon's pid there\n"
 		"  --log-file PATH  also log to PATH\n"
+		"  --oom-file PATH  made when the job's memory cgroup kills "
+		"the guest\n"
 		"  --debug          log debug messages\n");
 }
 
@@ -1081,6 +1093,7 @@ static int parse_args(int argc, char **argv)
 		{ "daemon", no_argument, NULL, 'D' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "log-file", required_argument, NULL, 'L' },
+		{ "oom-file", required_argument, NULL, 'O' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -1119,6 +1132,9 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'L':
 			relay.log_file = optarg;
+			break;
+		case 'O':
+			relay.oom_file = optarg;
 			break;
 		case 'd':
 			log_set_level(LOG_LEVEL_DEBUG);

@@ -23,9 +23,11 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@
 #include "core/strutil.h"
 #include "job/journal.h"
 #include "job/vmconf.h"
+#include "slurm/ctld.h"
 #include "slurm/stepd.h"
 #include "vm/incarnation.h"
 #include "vm/pidfile.h"
@@ -180,26 +183,39 @@ static unsigned adopt_restore_affinity(const struct adopt *a)
 	return restored;
 }
 
-static int adopt_run(struct adopt *a, const struct vmconf *conf)
+/* The state directory of the newest incarnation of job @job here that no
+ * epilog ended: a descriptor, 0 when the job has no guest on this node
+ * (*@fd untouched), or -errno. */
+static int adopt_open_state(const struct vmconf *conf, uint32_t job, int *fd)
 {
-	_cleanup_close_ int state_fd = -1;
-	unsigned restarts[16], restart = 0, adopted = 0;
+	unsigned restarts[16], restart = 0;
 	char name[64];
-	int n, r;
+	int n;
 
-	/* The newest incarnation of the job here that no epilog ended. */
-	n = guest_earlier_incarnations(conf, a->job_id, UINT_MAX, restarts,
+	n = guest_earlier_incarnations(conf, job, UINT_MAX, restarts,
 				       ARRAY_SIZE(restarts));
 	if (n <= 0)
-		return n; /* not a VM job on this node */
+		return n;
 	for (int i = 0; i < n; i++)
 		if (restarts[i] > restart)
 			restart = restarts[i];
-	statedir_name(a->job_id, restart, name, sizeof(name));
-	state_fd = statedir_open(conf->state_dir, name, false);
-	if (state_fd < 0)
-		return log_errno(state_fd, "job %u: cannot open %s/%s",
-				 a->job_id, conf->state_dir, name);
+	statedir_name(job, restart, name, sizeof(name));
+	*fd = statedir_open(conf->state_dir, name, false);
+	if (*fd < 0)
+		return log_errno(*fd, "job %u: cannot open %s/%s", job,
+				 conf->state_dir, name);
+	return 1;
+}
+
+static int adopt_run(struct adopt *a, const struct vmconf *conf)
+{
+	_cleanup_close_ int state_fd = -1;
+	unsigned adopted = 0;
+	int r;
+
+	r = adopt_open_state(conf, a->job_id, &state_fd);
+	if (r <= 0)
+		return r; /* 0: not a VM job on this node */
 	r = adopt_collect(a, conf, state_fd);
 	if (r < 0)
 		return r;
@@ -229,12 +245,40 @@ static int adopt_run(struct adopt *a, const struct vmconf *conf)
 	return r;
 }
 
+/* --oom: the job's memory cgroup killed its guest here (the relay made
+ * GUEST_OOM_FILE in root's state directory), and the batch script has
+ * ended: the job ends OUT_OF_MEMORY, as a bare job whose batch script was
+ * killed for memory does, rather than FAILED by its steps' lost guest. */
+static int adopt_report_oom(const struct adopt *a, const struct vmconf *conf)
+{
+	_cleanup_close_ int state_fd = -1;
+	int r;
+
+	r = adopt_open_state(conf, a->job_id, &state_fd);
+	if (r <= 0)
+		return r;
+	if (faccessat(state_fd, GUEST_OOM_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	r = ctld_job_complete_oom(a->job_id);
+	if (r < 0)
+		return log_errno(r,
+				 "job %u: cannot end the job OUT_OF_MEMORY "
+				 "after its guest's OOM kill on %s: %s",
+				 a->job_id, a->node, ctld_last_error());
+	log_info("job %u: its guest on %s was killed by the job's memory "
+		 "cgroup: the job ends OUT_OF_MEMORY",
+		 a->job_id, a->node);
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: slurm-vm-adopt --config VM.CONF --job JOBID --node NODENAME\n"
+		"usage: slurm-vm-adopt --config VM.CONF --job JOBID --node NODENAME [--oom]\n"
 		"The guest of job JOBID into its extern step on node NODENAME\n"
-		"(run by spank_vm.so in the extern step, as root).\n");
+		"(run by spank_vm.so in the extern step, as root). With --oom:\n"
+		"end the job OUT_OF_MEMORY if the job's memory cgroup killed\n"
+		"its guest there (run by spank_vm.so in the batch step).\n");
 }
 
 int main(int argc, char **argv)
@@ -243,12 +287,14 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "job", required_argument, NULL, 'j' },
 		{ "node", required_argument, NULL, 'n' },
+		{ "oom", no_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct adopt a = { 0 };
 	struct vmconf conf = { 0 };
 	const char *config = NULL;
+	bool oom = false;
 	int c, r;
 
 	log_open("slurm-vm-adopt");
@@ -263,6 +309,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			a.node = optarg;
+			break;
+		case 'o':
+			oom = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -280,7 +329,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	if (conf.log_file)
 		log_open_file(conf.log_file);
-	r = adopt_run(&a, &conf);
+	r = oom ? adopt_report_oom(&a, &conf) : adopt_run(&a, &conf);
 	free(a.threads);
 	vmconf_free(&conf);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -449,6 +449,7 @@ static enum prolog_result boot_relay(struct prolog *p)
 	_cleanup_free_ char *sock = state_file(p, "sock/relay.sock");
 	_cleanup_free_ char *pidfile = state_file(p, "relay.pid");
 	_cleanup_free_ char *logfile = state_file(p, "relay.log");
+	_cleanup_free_ char *oomfile = state_file(p, GUEST_OOM_FILE);
 	char uid[16], gid[16], out[1024];
 	int r;
 
@@ -462,6 +463,7 @@ static enum prolog_result boot_relay(struct prolog *p)
 	char *const argv[] = { relay, "--channel", channel, "--socket", sock,
 			       "--uid", uid, "--gid", gid, "--daemon",
 			       "--pidfile", pidfile, "--log-file", logfile,
+			       "--oom-file", oomfile,
 			       p->conf.allow_root ? "--allow-root" : NULL,
 			       NULL };
 	/* clang-format on */

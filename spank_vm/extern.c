@@ -1,77 +1,130 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Remote context, the extern step (PrologFlags=Contain), root: the guest
- * the Prolog booted becomes the job's. slurmd starts this step after the
- * Prolog and before any task of the job, and its cgroups exist by
- * task_post_fork; slurm-vm-adopt (libslurm, which this plugin must not
- * link) asks this very slurmstepd to adopt qemu, the relay and the
- * virtiofsd, as pam_slurm_adopt does. A job without a guest here costs a
- * read of vm.conf and an opendir of StateDir.
+ * Remote context, root: the guest the Prolog booted is the job's.
+ *
+ * The extern step (PrologFlags=Contain): slurmd starts it after the Prolog
+ * and before any task of the job, and its cgroups exist by task_post_fork;
+ * slurm-vm-adopt (libslurm, which this plugin must not link) asks this very
+ * slurmstepd to adopt qemu, the relay and the virtiofsd, as pam_slurm_adopt
+ * does. The batch step, at its task's exit: a guest the job's memory cgroup
+ * killed ends the job OUT_OF_MEMORY (slurm-vm-adopt --oom). A job without a
+ * guest here costs a read of vm.conf and an opendir of StateDir in each.
  */
 #include "config.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <slurm/slurm.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/log.h"
 #include "core/macro.h"
 #include "core/run.h"
+#include "job/journal.h"
 #include "job/vmconf.h"
 #include "spank_vm.h"
 
 #define ADOPT_TIMEOUT_S 30
 
-/* Has job @job a state directory (job-<id>.<restart>) here? */
-static bool extern_has_guest(const char *state_dir, uint32_t job)
+/* Job @job's state directory here (job-<id>.<restart>) in @name, the
+ * newest when a requeue left several: false when it has none. */
+static bool job_guest_dir(const char *state_dir, uint32_t job, char *name,
+			  size_t len)
 {
 	_cleanup_closedir_ DIR *dir = opendir(state_dir);
 	struct dirent *de;
 	char prefix[32];
+	bool found = false;
 
 	snprintf(prefix, sizeof(prefix), "job-%u.", job);
 	while (dir && (de = readdir(dir)))
-		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
-			return true;
-	return false;
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0 &&
+		    (!found || strlen(de->d_name) > strlen(name) ||
+		     (strlen(de->d_name) == strlen(name) &&
+		      strcmp(de->d_name, name) > 0))) {
+			snprintf(name, len, "%s", de->d_name);
+			found = true;
+		}
+	return found;
+}
+
+/* Runs slurm-vm-adopt for @job with @mode ("--oom" or NULL); @what says
+ * what is lost when it fails. */
+static void run_adopt(const struct vmconf *conf, uint32_t job, const char *mode,
+		      const char *what)
+{
+	_cleanup_free_ char *adopt = NULL;
+	const char *node = getenv("SLURMD_NODENAME");
+	char job_s[16], out[1024];
+	int r;
+
+	if (!node || !conf->path ||
+	    asprintf(&adopt, "%s/slurm-vm-adopt", conf->helper_dir) < 0) {
+		log_error("job %u: cannot run slurm-vm-adopt (no "
+			  "SLURMD_NODENAME or vm.conf path): %s",
+			  job, what);
+		return;
+	}
+	snprintf(job_s, sizeof(job_s), "%u", job);
+	/* clang-format off */
+	char *const argv[] = { adopt, "--config", conf->path, "--job", job_s,
+			       "--node", (char *)node, (char *)mode, NULL };
+	/* clang-format on */
+	r = run_wait(argv, ADOPT_TIMEOUT_S, out, sizeof(out));
+	if (r != 0)
+		log_error("job %u: %s failed (%d), %s: %s", job, adopt, r, what,
+			  out);
+}
+
+/* The step's job id when it is step @want of a job here (remote). */
+static bool step_is(spank_t sp, uint32_t want, uint32_t *job)
+{
+	uint32_t step = 0;
+
+	return spank_remote(sp) &&
+	       spank_get_item(sp, S_JOB_STEPID, &step) == ESPANK_SUCCESS &&
+	       step == want &&
+	       spank_get_item(sp, S_JOB_ID, job) == ESPANK_SUCCESS;
 }
 
 void extern_adopt_guest(spank_t sp)
 {
-	_cleanup_free_ char *adopt = NULL;
 	struct vmconf conf = { 0 };
-	const char *node = getenv("SLURMD_NODENAME");
-	uint32_t job = 0, step = 0;
-	char job_s[16], out[1024];
-	int r;
+	uint32_t job = 0;
+	char name[64];
 
-	if (!spank_remote(sp) ||
-	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
-	    step != SLURM_EXTERN_CONT ||
-	    spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+	if (!step_is(sp, SLURM_EXTERN_CONT, &job))
 		return;
-	if (spank_vm_load_conf(&conf) < 0 || !conf.state_dir ||
-	    !extern_has_guest(conf.state_dir, job))
-		goto out;
-	if (!node || !conf.path ||
-	    asprintf(&adopt, "%s/slurm-vm-adopt", conf.helper_dir) < 0) {
-		log_error("job %u: cannot adopt the guest into the extern step "
-			  "(no SLURMD_NODENAME or vm.conf path)",
-			  job);
-		goto out;
-	}
-	snprintf(job_s, sizeof(job_s), "%u", job);
-	/* clang-format off */
-	char *const argv[] = { adopt, "--config", conf.path, "--job", job_s,
-			       "--node", (char *)node, NULL };
-	/* clang-format on */
-	r = run_wait(argv, ADOPT_TIMEOUT_S, out, sizeof(out));
-	if (r != 0)
-		log_error("job %u: %s failed (%d), the guest is outside the "
-			  "job's accounting and cgroups: %s",
-			  job, adopt, r, out);
-out:
+	if (spank_vm_load_conf(&conf) == 0 && conf.state_dir &&
+	    job_guest_dir(conf.state_dir, job, name, sizeof(name)))
+		run_adopt(&conf, job, NULL,
+			  "the guest is outside the job's accounting and "
+			  "cgroups");
+	vmconf_free(&conf);
+}
+
+/* The batch script has ended (task_exit of the batch step, root). When the
+ * job's memory cgroup killed the guest here, the relay made GUEST_OOM_FILE:
+ * the job then ends OUT_OF_MEMORY, not FAILED by its steps' lost guest.
+ * Before the batch step reports its own end, which slurmctld then finds
+ * done. */
+void batch_report_guest_oom(spank_t sp)
+{
+	struct vmconf conf = { 0 };
+	uint32_t job = 0;
+	char name[64], path[PATH_MAX];
+
+	if (!step_is(sp, SLURM_BATCH_SCRIPT, &job))
+		return;
+	if (spank_vm_load_conf(&conf) == 0 && conf.state_dir &&
+	    job_guest_dir(conf.state_dir, job, name, sizeof(name)) &&
+	    snprintf(path, sizeof(path), "%s/%s/%s", conf.state_dir, name,
+		     GUEST_OOM_FILE) < (int)sizeof(path) &&
+	    access(path, F_OK) == 0)
+		run_adopt(&conf, job, "--oom",
+			  "the job ends FAILED, not OUT_OF_MEMORY");
 	vmconf_free(&conf);
 }

@@ -75,6 +75,12 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	batch_report_guest_oom(sp);
+	return 0;
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	vm_options_free();

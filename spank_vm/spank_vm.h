@@ -53,6 +53,9 @@ int spank_vm_load_conf(struct vmconf *conf);
 /* Remote context, the extern step, once it runs: the guest the Prolog
  * booted becomes the job's (slurm-vm-adopt). Never fails the job. */
 void extern_adopt_guest(spank_t sp);
+/* Remote context, the batch step, its task ended: a guest the job's memory
+ * cgroup killed here ends the job OUT_OF_MEMORY. Never fails the job. */
+void batch_report_guest_oom(spank_t sp);
 /* Remote context, in each task: run it in the guest. */
 int task_init_privileged(spank_t sp);
 int task_init_remote(spank_t sp);

@@ -22,6 +22,10 @@
 #define JOURNAL_MAX_SIZE (1u << 20)
 #define JOURNAL_MAX_ARGS 8
 #define JOURNAL_ARG_MAX	 4096
+/* Made by the relay when the job's memory cgroup OOM-kills the guest; the
+ * batch step then ends the job OUT_OF_MEMORY (spank_vm, slurm-vm-adopt
+ * --oom). */
+#define GUEST_OOM_FILE "guest-oom"
 
 struct journal_entry {
 	char *verb;

@@ -270,15 +270,34 @@ int ctld_job_set_admin_comment(uint32_t job_id, const char *text)
 	return ctld_retrying(job_id, set_admin_comment, &c);
 }
 
-static int complete_failed(void *arg)
-{
-	const uint32_t *job_id = arg;
+/* Slurm's SIG_OOM, not in its public headers: 253 from 22.05 to 26.05. */
+#define CTLD_SIG_OOM 253
 
-	/* Exit status 1: FAILED, Reason=NonZeroExitCode. */
-	return done_is_success(slurm_compat_complete_job(*job_id, 1 << 8));
+struct job_end {
+	uint32_t job_id, return_code;
+};
+
+static int complete_job(void *arg)
+{
+	const struct job_end *e = arg;
+
+	return done_is_success(
+		slurm_compat_complete_job(e->job_id, e->return_code));
 }
 
 int ctld_job_complete_failed(uint32_t job_id)
 {
-	return ctld_retrying(job_id, complete_failed, &job_id);
+	/* Exit status 1: FAILED, Reason=NonZeroExitCode. */
+	struct job_end e = { job_id, 1 << 8 };
+
+	return ctld_retrying(job_id, complete_job, &e);
+}
+
+int ctld_job_complete_oom(uint32_t job_id)
+{
+	/* SIG_OOM: OUT_OF_MEMORY, Reason=OutOfMemory (as srun ends a job of
+	 * its own whose step was OOM-killed). */
+	struct job_end e = { job_id, CTLD_SIG_OOM };
+
+	return ctld_retrying(job_id, complete_job, &e);
 }

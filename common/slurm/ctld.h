@@ -56,6 +56,9 @@ int ctld_job_set_admin_comment(uint32_t job_id, const char *text);
 /* Ends the whole job @job_id as FAILED (exit status 1, Reason
  * NonZeroExitCode). A job done already is a success. */
 int ctld_job_complete_failed(uint32_t job_id);
+/* Ends the whole job @job_id as OUT_OF_MEMORY (Reason OutOfMemory). A job
+ * done already is a success. */
+int ctld_job_complete_oom(uint32_t job_id);
 
 /* What slurmctld (or libslurm) said of the last request that failed. */
 const char *ctld_last_error(void);

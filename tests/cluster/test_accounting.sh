@@ -7,9 +7,9 @@
 # the memory it touched (MaxRSS) after, beside the same task run bare; qemu
 # is in the job's cgroup of every controller, its vCPU still pinned to the
 # job's CPU. A guest that goes past the job's memory limit is killed by the
-# job's cgroup (JOBID.extern OUT_OF_MEMORY, the job FAILED, the task told
-# why), as a bare job that does is (OUT_OF_MEMORY), and the node stays in
-# service. Nothing of any job is left in any cgroup after its epilog.
+# job's cgroup (JOBID.extern OUT_OF_MEMORY, the task told why) and the job
+# ends OUT_OF_MEMORY, as a bare job whose batch script goes past its memory
+# does; the node stays in service. Nothing of any job is left in any cgroup after its epilog.
 #
 # The job's memory limit is half its --mem here (cgroup.conf
 # AllowedRAMSpace=50), so that a guest of the job's size can exceed it.
@@ -140,7 +140,7 @@ vm_burn_job() {
 }
 
 vm_oom_job() {
-	local id out st ext
+	local id out st ext reason
 	cat >"$work/hog.sh" <<'EOF'
 #!/bin/sh
 dd if=/dev/zero bs=700M count=1 2>/dev/null | (sleep 20; cat >/dev/null)
@@ -156,8 +156,9 @@ EOF
 	out=$(cat "$work/hog-$id.txt" 2>&1)
 	st=$(sacct_field "$id" State)
 	ext=$(sacct_field "$id.extern" State)
-	[ "$ext" = OUT_OF_MEMORY ] && [ "$st" = FAILED ] &&
-		ok "a guest past the job's memory limit: $id.extern $ext, the job $st" ||
+	reason=$(scontrol -o show job "$id" 2>/dev/null | grep -o 'Reason=[^ ]*' || true)
+	[ "$ext" = OUT_OF_MEMORY ] && [ "$st" = OUT_OF_MEMORY ] &&
+		ok "a guest past the job's memory limit: $id.extern $ext, the job $st ($reason), as the bare one" ||
 		fail "guest past the job's memory limit: job $id $st, $id.extern $ext: $out"
 	grep -q "the job's memory cgroup killed its qemu" <<<"$out" &&
 		ok "the task says why: $(grep -m1 'memory cgroup' <<<"$out")" ||
