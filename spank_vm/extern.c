@@ -13,7 +13,9 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <slurm/slurm.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +54,9 @@ static bool job_guest_dir(const char *state_dir, uint32_t job, char *name,
 }
 
 /* Runs slurm-vm-adopt for @job with @mode ("--oom" or NULL); @what says
- * what is lost when it fails. */
-static void run_adopt(const struct vmconf *conf, uint32_t job, const char *mode,
-		      const char *what)
+ * what is lost when it fails. 0 when it did its work. */
+static int run_adopt(const struct vmconf *conf, uint32_t job, const char *mode,
+		     const char *what)
 {
 	_cleanup_free_ char *adopt = NULL;
 	const char *node = getenv("SLURMD_NODENAME");
@@ -66,7 +68,7 @@ static void run_adopt(const struct vmconf *conf, uint32_t job, const char *mode,
 		log_error("job %u: cannot run slurm-vm-adopt (no "
 			  "SLURMD_NODENAME or vm.conf path): %s",
 			  job, what);
-		return;
+		return -EINVAL;
 	}
 	snprintf(job_s, sizeof(job_s), "%u", job);
 	/* clang-format off */
@@ -77,6 +79,48 @@ static void run_adopt(const struct vmconf *conf, uint32_t job, const char *mode,
 	if (r != 0)
 		log_error("job %u: %s failed (%d), %s: %s", job, adopt, r, what,
 			  out);
+	return r;
+}
+
+/* The command of process @pid, "" when it is gone. */
+static void task_comm(pid_t pid, char *comm, size_t len)
+{
+	char path[64];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+	comm[0] = '\0';
+	f = fopen(path, "re");
+	if (f && fgets(comm, (int)len, f))
+		comm[strcspn(comm, "\n")] = '\0';
+}
+
+/* On 22.05 and 24.11 the extern step's one task is Slurm's `sleep`, and a
+ * signal sent to the whole job (scancel --signal without --batch, sbatch
+ * --signal without B:) kills it: the step then ends and takes the adopted
+ * guest with it. Stopped, the sleep keeps such a signal pending; Slurm's
+ * SIGKILL at the job's end still ends it. 26.05's extern step has no
+ * sleep: nothing to hold. Only this stepd's own child that is or is about
+ * to become `sleep` (before its exec it is still slurmstepd). */
+static void extern_hold_sleep(spank_t sp, uint32_t job)
+{
+	pid_t pid = 0;
+	char comm[32] = "";
+
+	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 1)
+		return;
+	for (int i = 0; i < 100; i++) {
+		task_comm(pid, comm, sizeof(comm));
+		if (strcmp(comm, "slurmstepd") != 0)
+			break;
+		usleep(10000);
+	}
+	if (strcmp(comm, "sleep") != 0)
+		return;
+	if (kill(pid, SIGSTOP) < 0)
+		log_warn("job %u: cannot stop the extern step's sleep (pid "
+			 "%ld): a signal to the whole job ends the guest",
+			 job, (long)pid);
 }
 
 /* The step's job id when it is step @want of a job here (remote). */
@@ -99,10 +143,11 @@ void extern_adopt_guest(spank_t sp)
 	if (!step_is(sp, SLURM_EXTERN_CONT, &job))
 		return;
 	if (spank_vm_load_conf(&conf) == 0 && conf.state_dir &&
-	    job_guest_dir(conf.state_dir, job, name, sizeof(name)))
-		run_adopt(&conf, job, NULL,
-			  "the guest is outside the job's accounting and "
-			  "cgroups");
+	    job_guest_dir(conf.state_dir, job, name, sizeof(name)) &&
+	    run_adopt(&conf, job, NULL,
+		      "the guest is outside the job's accounting and "
+		      "cgroups") == 0)
+		extern_hold_sleep(sp, job);
 	vmconf_free(&conf);
 }
 

@@ -137,7 +137,8 @@ guest_exec() {
 # guest_leftovers JOB [NODE]: what of the job's guest is still on the node
 # (NODE: that node of a `harness_start N` cluster, with its own libvirtd,
 # StateDir and OverlayDir; the guests of one job have one domain name on
-# every node), as words (domain, overlay, nvram, state-dir, relay, qemu);
+# every node), as words (domain, overlay, nvram, state-dir, relay, qemu,
+# jobnet-link, nft-table, cgroup, libvirt-cgroup);
 # empty when nothing is.
 guest_leftovers() {
 	local job=$1 node=${2:-} dom="slurmvm-job-$1.0" left="" vm=$HARNESS_DIR/vm
@@ -166,8 +167,20 @@ guest_leftovers() {
 		"${ex[@]}" nft list tables 2>/dev/null |
 			grep -q " svm_job_$job\$" && left+=" nft-table"
 	fi
+	# The job's cgroups (HARNESS_ACCOUNTING: Slurm's, which removes them
+	# as its steps end) and libvirt's for the guest, in any controller.
+	if [ "${HARNESS_ACCOUNTING:-0}" = 1 ] &&
+		! harness_wait 10 "job $job's cgroups to go" _guest_no_cgroups "$job"; then
+		left+=" cgroup"
+	fi
+	if compgen -G "/sys/fs/cgroup/*/machine/*-$dom.libvirt-qemu" >/dev/null ||
+		compgen -G "/sys/fs/cgroup/*/machine/*/*-$dom.libvirt-qemu" >/dev/null; then
+		left+=" libvirt-cgroup"
+	fi
 	echo "${left# }"
 }
+
+_guest_no_cgroups() { [ -z "$(harness_cgroup_leftovers "$1")" ]; }
 
 guest_nothing_left() { # guest_nothing_left JOB [NODE]
 	local left
@@ -246,4 +259,14 @@ echo "step exit \$?" >step.done
 srun -n1 --chdir=$1 pwd
 sleep 900
 EOS
+}
+
+# guest_centre_config: the cluster about to start runs as a centre's
+# (harness.sh, HARNESS_ACCOUNTING) where the machine has slurmdbd and
+# MariaDB: the guest is then its job's, in that node's own cgroup tree, and
+# guest_nothing_left also checks that no cgroup of the job is left.
+guest_centre_config() {
+	command -v slurmdbd >/dev/null && command -v mariadbd >/dev/null &&
+		export HARNESS_ACCOUNTING=${HARNESS_ACCOUNTING:-1}
+	return 0
 }

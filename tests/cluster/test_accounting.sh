@@ -6,7 +6,8 @@
 # the guest computing while it runs; sacct shows its CPU time (TotalCPU) and
 # the memory it touched (MaxRSS) after, beside the same task run bare; qemu
 # is in the job's cgroup of every controller, its vCPU still pinned to the
-# job's CPU. A guest that goes past the job's memory limit is killed by the
+# job's CPU; a signal to the whole job leaves the guest running. A guest
+# that goes past the job's memory limit is killed by the
 # job's cgroup (JOBID.extern OUT_OF_MEMORY, the task told why) and the job
 # ends OUT_OF_MEMORY, as a bare job whose batch script goes past its memory
 # does; the node stays in service. Nothing of any job is left in any cgroup after its epilog.
@@ -183,7 +184,33 @@ bare_oom_job() {
 	[ -z "$left" ] && ok "job $id: nothing left in any cgroup" || fail "job $id left cgroups: $left"
 }
 
+# A signal to the whole job (scancel --signal without --batch) reaches the
+# extern step too: the guest, the extern step's since the adoption, must
+# outlive it as the batch script (which ignores it) does, for longer than
+# KillWait (5 s here): a step still runs in it afterwards.
+signal_job() {
+	local id out
+	id=$(harness_as_user "$user" sbatch --parsable -c1 --mem=1024 --vm-image=testguest \
+		-o /dev/null --wrap 'trap "" USR1; sleep 600') || harness_die "sbatch (signal) failed"
+	harness_wait 60 "job $id's adoption" grep -q \
+		"job $id: the guest's [0-9]* processes are the extern step's" "$HARNESS_VM_LOG" ||
+		harness_die "job $id: no guest adopted: $(grep "job $id" "$HARNESS_VM_LOG" | tail -5)"
+	scancel --signal=USR1 "$id"
+	sleep 8
+	out=$(harness_as_user "$user" timeout 60 srun --jobid="$id" --overlap -n1 uname -r 2>&1) || true
+	if [ "$out" = "$(guest_kernel_version)" ]; then
+		ok "job $id: after a USR1 to the whole job the guest still runs steps ($out)"
+	else
+		fail "job $id: after a USR1 to the whole job: '$out', $(squeue -h -j "$id" -o %T) $(sacct -n -P -j "$id" -o JobID,State | tr '\n' ' ')"
+	fi
+	scancel "$id"
+	harness_wait 60 "job $id to end" sh -c "! squeue -h -j $id | grep -q ." || true
+	harness_wait 60 "job $id's epilog" bash -c "[ ! -e '$HARNESS_DIR/vm/state/job-$id.0' ]" || true
+	guest_nothing_left "$id"
+}
+
 vm_burn_job
+signal_job
 bare_oom_job
 vm_oom_job
 guest_node_up

@@ -101,14 +101,15 @@ else
 fi
 
 # cloud-init's renderer (ifupdown here) named the NIC and gave it the
-# planned address, which the seed's /etc/hosts entry gives this node's name.
-node=$(sinfo -h -N -o %N | head -n 1)
-addr=$(step "$job" -n1 cat /etc/hosts 2>/dev/null | awk -v n="$node" '$2 == n && $1 !~ /^127\./ { print $1 }') || true
-out=$(step "$job" -n1 ip -4 -o addr show dev job0 2>&1) || true
-if [ -n "$addr" ] && grep -q "inet $addr/" <<<"$out"; then
+# planned address, which the seed's /etc/hosts entry gives the node's name
+# (the node the step ran on: either of the two).
+out=$(step "$job" -n1 sh -c 'echo "node $(hostname)"; cat /etc/hosts; ip -4 -o addr show dev job0' 2>&1) || true
+node=$(sed -n 's/^node //p' <<<"$out")
+addr=$(awk -v n="$node" '$2 == n && $1 !~ /^127\./ { print $1 }' <<<"$out")
+if [ -n "$node" ] && [ -n "$addr" ] && grep -q "job0 .*inet $addr/" <<<"$out"; then
 	ok "cloud-init configured job0 with $addr, in /etc/hosts as $node"
 else
-	fail "job0: '$out' (/etc/hosts entry of $node: '$addr')"
+	fail "job0 of the guest on '$node' (its /etc/hosts entry '$addr'): $out"
 fi
 
 # SharedDirs=: cloud-init's bootcmd mounted the share over 9p (the cloud

@@ -24,11 +24,7 @@ set -uo pipefail
 failures=0
 ns_of() { readlink "/proc/$1/ns/$2" 2>/dev/null; }
 
-# The centre's configuration (harness.sh, HARNESS_ACCOUNTING) where the
-# machine has slurmdbd and MariaDB: each node's guest is then its job's, in
-# that node's own cgroup tree.
-command -v slurmdbd >/dev/null && command -v mariadbd >/dev/null &&
-	export HARNESS_ACCOUNTING=${HARNESS_ACCOUNTING:-1}
+guest_centre_config
 # TCG: two guests boot at once on this machine's two cores.
 HARNESS_NODE_COUNT=2 guest_cluster_start 180 JobNetwork=vxlan JobNetworkUnderlay=eth0
 

@@ -18,6 +18,9 @@ set -euo pipefail
 
 user=svmtest
 
+# Where slurmdbd is installed, as a centre runs: no cgroup of a job left
+# after any of these faults either.
+guest_centre_config
 guest_cluster_start 60 ShutdownTimeout=5
 guest_add_to_catalog deadguest "Cmdline=console=ttyS0 root=/dev/nonexistent rootwait"
 

@@ -68,8 +68,9 @@ export SVM_ROOT_CACHE=${SVM_ROOT_CACHE:-$here/cache}/cluster
 # host's), mmdebstrap and grub (images are built on the host) and
 # the linter shellcheck (the host lints); with the packaging tools of
 # scripts/build-debs.sh (tests/platform/debs.sh), passwd (forky's
-# minimal root has no useradd) and the Rust virtiofsd of the shares over
-# virtiofs (test_shares_virtiofs.sh).
+# minimal root has no useradd), the Rust virtiofsd of the shares over
+# virtiofs (test_shares_virtiofs.sh), and slurmdbd with MariaDB for the
+# cluster's accounting (HARNESS_ACCOUNTING=1, test_accounting.sh).
 pkgs=(build-essential autoconf automake libtool pkg-config
 	libslurm-dev libvirt-dev libhwloc-dev libpci-dev libxml2-dev
 	libibverbs-dev libcmocka-dev libmpich-dev libopenmpi-dev
@@ -79,7 +80,7 @@ pkgs=(build-essential autoconf automake libtool pkg-config
 	hwloc libxml2-utils genisoimage cloud-init attr ovmf e2fsprogs cpio
 	xz-utils zstd kmod iproute2 tmux procps psmisc util-linux python3
 	python3-yaml nftables iputils-ping fdisk lua5.1 file passwd
-	debhelper dpkg-dev fakeroot lintian git virtiofsd)
+	debhelper dpkg-dev fakeroot lintian git virtiofsd slurmdbd mariadb-server)
 
 t0=$(date +%s)
 root=$("$here/root.sh" build "$suite" "${pkgs[@]}") || exit 1
