@@ -29,6 +29,7 @@
 #include "core/log.h"
 #include "core/macro.h"
 #include "channel/proto.h"
+#include "core/run.h"
 #include "core/strutil.h"
 #include "util.h"
 
@@ -868,7 +869,7 @@ static void handle_signals(void)
 	struct signalfd_siginfo si;
 
 	while (read(relay.sig_fd, &si, sizeof(si)) == sizeof(si))
-		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+		if (si.ssi_signo == SIGTERM)
 			relay.quit = true;
 }
 
@@ -1176,7 +1177,9 @@ static void cleanup(void)
 
 int main(int argc, char **argv)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	/* Only SIGTERM (the epilog's, or the job's end) stops the relay:
+	 * see signals_ignore_job_wide(). */
+	static const int sigs[] = { SIGTERM };
 	int r;
 
 	log_open("slurm-vm-relay");
@@ -1185,6 +1188,7 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv) < 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
+	signals_ignore_job_wide();
 	if (geteuid() != 0)
 		log_warn("not running as root: SO_PEERCRED checks still apply, "
 			 "but the socket directory cannot be handed over");

@@ -21,6 +21,7 @@
 
 #include "core/log.h"
 #include "core/macro.h"
+#include "core/run.h"
 #include "job/journal.h"
 #include "job/share_transport.h"
 #include "job/user.h"
@@ -156,6 +157,7 @@ static _Noreturn void virtiofsd_child(struct prolog *p, unsigned i,
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signals_ignore_job_wide();
 		execv(argv[0], argv);
 		r = -errno;
 	}

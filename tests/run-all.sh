@@ -83,7 +83,8 @@ platform_tests_trixie=(test_slurm_basic test_gres_plugin test_vm_batch
 	test_shares_virtiofs test_share_bench test_accounting)
 # forky's own image (build-cloud.sh --suite forky) is not among them yet:
 # under TCG here it takes about 310 s to its agent (issue #27); the Debian
-# 12 cloud image (test_cloud_image) runs Open MPI across two guests there.
+# 12 cloud image (test_cloud_image) runs in two guests there (Open MPI over
+# PMIx not: forky's Slurm package has no mpi/pmix plugin).
 platform_tests_forky=(test_slurm_basic test_vm_batch test_user_cannot_drain
 	test_cloud_image test_accounting)
 

@@ -143,3 +143,13 @@ int run_wait_input(char *const argv[], const char *input, unsigned timeout_s,
 		return -errno;
 	return run_wait_fd(argv, fd, timeout_s, out, outlen, NULL, NULL);
 }
+
+void signals_ignore_job_wide(void)
+{
+	static const int sigs[] = { SIGINT,  SIGHUP,  SIGQUIT,	 SIGUSR1,
+				    SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
+				    SIGXCPU, SIGTSTP, SIGTTIN,	 SIGTTOU };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_IGN);
+}

@@ -19,3 +19,10 @@ int run_wait_while(char *const argv[], unsigned timeout_s, char *out,
 /* The same with @input (NUL-terminated) as the program's stdin. */
 int run_wait_input(char *const argv[], const char *input, unsigned timeout_s,
 		   char *out, size_t outlen);
+
+/* A guest's host processes (the relay, virtiofsd) are the job's extern
+ * step's once it adopts them, and a signal sent to the whole job (scancel
+ * --signal, sbatch --signal) then reaches them too: they ignore the ones a
+ * user sends that way, whose default would end them, and stop on SIGTERM
+ * alone. Inherited across exec. */
+void signals_ignore_job_wide(void);
