@@ -95,20 +95,12 @@ static void task_comm(pid_t pid, char *comm, size_t len)
 		comm[strcspn(comm, "\n")] = '\0';
 }
 
-/* On 22.05 and 24.11 the extern step's one task is Slurm's `sleep`, and a
- * signal sent to the whole job (scancel --signal without --batch, sbatch
- * --signal without B:) kills it: the step then ends and takes the adopted
- * guest with it. Stopped, the sleep keeps such a signal pending; Slurm's
- * SIGKILL at the job's end still ends it. 26.05's extern step has no
- * sleep: nothing to hold. Only this stepd's own child that is or is about
- * to become `sleep` (before its exec it is still slurmstepd). */
-static void extern_hold_sleep(spank_t sp, uint32_t job)
+/* Stops @pid if it is, or once its exec is done becomes, `sleep` (before
+ * its exec it is still slurmstepd): true when it was stopped. */
+static bool stop_if_sleep(pid_t pid, uint32_t job)
 {
-	pid_t pid = 0;
 	char comm[32] = "";
 
-	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 1)
-		return;
 	for (int i = 0; i < 100; i++) {
 		task_comm(pid, comm, sizeof(comm));
 		if (strcmp(comm, "slurmstepd") != 0)
@@ -116,11 +108,42 @@ static void extern_hold_sleep(spank_t sp, uint32_t job)
 		usleep(10000);
 	}
 	if (strcmp(comm, "sleep") != 0)
-		return;
-	if (kill(pid, SIGSTOP) < 0)
-		log_warn("job %u: cannot stop the extern step's sleep (pid "
-			 "%ld): a signal to the whole job ends the guest",
-			 job, (long)pid);
+		return false;
+	if (kill(pid, SIGSTOP) == 0)
+		return true;
+	log_warn("job %u: cannot stop the extern step's sleep (pid %ld): a "
+		 "signal to the whole job ends the guest",
+		 job, (long)pid);
+	return false;
+}
+
+/* On 22.05 and 24.11 the extern step's one task is Slurm's `sleep`, and a
+ * signal sent to the whole job (scancel --signal without --batch, sbatch
+ * --signal without B:) kills it: the step then ends and takes the adopted
+ * guest with it. Stopped, the sleep keeps such a signal pending; Slurm's
+ * SIGKILL at the job's end still ends it. 26.05's extern step has no
+ * sleep: nothing to hold. This hook runs in the extern slurmstepd, and the
+ * sleep is its child (/proc/self/task/TID/children: S_TASK_PID is no task's
+ * here). */
+static void extern_hold_sleep(uint32_t job)
+{
+	_cleanup_closedir_ DIR *tasks = opendir("/proc/self/task");
+	struct dirent *de;
+
+	while (tasks && (de = readdir(tasks))) {
+		char path[PATH_MAX];
+		_cleanup_fclose_ FILE *f = NULL;
+		long pid;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children",
+			 de->d_name);
+		f = fopen(path, "re");
+		while (f && fscanf(f, "%ld", &pid) == 1)
+			if (pid > 1 && stop_if_sleep((pid_t)pid, job))
+				return;
+	}
 }
 
 /* The step's job id when it is step @want of a job here (remote). */
@@ -147,7 +170,7 @@ void extern_adopt_guest(spank_t sp)
 	    run_adopt(&conf, job, NULL,
 		      "the guest is outside the job's accounting and "
 		      "cgroups") == 0)
-		extern_hold_sleep(sp, job);
+		extern_hold_sleep(job);
 	vmconf_free(&conf);
 }
 
