@@ -215,6 +215,24 @@ guest_names_by_rank() {
 		sed -n 's/^\([0-9]*\): \(.*\)$/\1@\2/p' | tr '\n' ' '
 }
 
+# guest_ompi_allreduce NODES MAJOR WHAT STEP-CMD...: svm-ompi-allreduce over
+# PMIx, two ranks (STEP-CMD --mpi=pmix -n2 ./svm-ompi-allreduce): ok when
+# both ranks' checks are right, in NODES guests, under Open MPI MAJOR; WHAT
+# names the run in the message.
+guest_ompi_allreduce() {
+	local nodes=$1 major=$2 what=$3 out want
+	shift 3
+	out=$("$@" --mpi=pmix -n2 ./svm-ompi-allreduce 2>&1) || true
+	want=$(guest_names_by_rank "$@" -n2)
+	if guest_ranks_on "$nodes" "$want" && [ "$(guest_mpi_ranks_ok <<<"$out")" = "$want" ] &&
+		grep -q "^mpi: Open MPI v$major" <<<"$out"; then
+		ok "$what: ranks $want"
+	else
+		fail "$what (ranks on '$want'):"
+		sed 's/^/    /' <<<"$out"
+	fi
+}
+
 # guest_ranks_on N "RANK@HOST ...": true when the ranks ran in N guests.
 guest_ranks_on() {
 	[ -n "$2" ] && [ "$(tr ' ' '\n' <<<"$2" | sed -n 's/^[0-9]*@//p' |

@@ -152,15 +152,9 @@ spool=$(scontrol show config | sed -n 's/^SlurmdSpoolDir *= *//p')
 if ! srun --mpi=list 2>&1 | grep -qw pmix; then
 	echo "# no mpi/pmix plugin in Slurm $(slurmd -V | cut -d' ' -f2) here: Open MPI over PMIx not run"
 else
-	out=$(step "$job" --mpi=pmix -n2 --chdir="$work" ./svm-ompi-allreduce 2>&1) || true
-	want=$(guest_names_by_rank step "$job" -n2)
-	if guest_ranks_on "$nodes" "$want" && [ "$(guest_mpi_ranks_ok <<<"$out")" = "$want" ] &&
-		grep -q '^mpi: Open MPI v4' <<<"$out"; then
-		ok "Open MPI over PMIx in $nodes cloud guest(s) (shares on, spool $spool): ranks $want"
-	else
-		fail "Open MPI over PMIx in $nodes cloud guest(s) (spool $spool, ranks on '$want'):"
-		sed 's/^/    /' <<<"$out"
-	fi
+	guest_ompi_allreduce "$nodes" 4 \
+		"Open MPI over PMIx in $nodes cloud guest(s) (shares on, spool $spool)" \
+		step "$job" --chdir="$work"
 fi
 
 scancel "$job"

@@ -116,15 +116,8 @@ if [ "$transport" = virtiofs ]; then
 		fail "the $name guest's kernel and 9p: $out"
 fi
 
-out=$(step --mpi=pmix -n2 ./svm-ompi-allreduce 2>&1) || true
-want=$(guest_names_by_rank step -n2)
-if guest_ranks_on "$nodes" "$want" && [ "$(guest_mpi_ranks_ok <<<"$out")" = "$want" ] &&
-	grep -q "^mpi: Open MPI v$ompi" <<<"$out"; then
-	ok "Open MPI $ompi over slurmd $(slurmd -V | cut -d' ' -f2)'s PMIx server in $nodes $suite guest(s): ranks $want"
-else
-	fail "Open MPI $ompi over PMIx in $nodes $suite guest(s) (ranks on '$want'):"
-	sed 's/^/    /' <<<"$out"
-fi
+guest_ompi_allreduce "$nodes" "$ompi" \
+	"Open MPI $ompi over slurmd $(slurmd -V | cut -d' ' -f2)'s PMIx server in $nodes $suite guest(s)" step
 
 scancel "$job"
 harness_wait 120 "job $job to end" bash -c "! squeue -h -j $job | grep -q ." || true
