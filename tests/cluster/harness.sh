@@ -972,13 +972,23 @@ _harness_accounting_start() {
 		harness_die "sacctmgr add cluster failed"
 }
 
-# The cgroup directories of job $1 still there, one a line, in any
-# controller of any of this cluster's nodes.
+# The cgroup directories of job $1 that still hold something of it, one a
+# line, in any controller of any of this cluster's nodes: a process
+# anywhere below, or memory charged. An empty directory is not the job's
+# any more: 24.11's slurmd, when slurmctld ended the job before its batch
+# step reported (a guest killed for memory), was seen to end the extern
+# stepd before it removed its empty freezer directory.
 harness_cgroup_leftovers() {
-	local node
+	local node d usage
 	for node in "${HARNESS_NODES[@]}"; do
-		find /sys/fs/cgroup/*/slurm_"$node" -maxdepth 2 -type d \
-			-name "job_$1" 2>/dev/null
+		while read -r d; do
+			usage=$(cat "$d/memory.usage_in_bytes" 2>/dev/null || echo 0)
+			if [ "$usage" != 0 ] ||
+				find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | grep -q .; then
+				echo "$d"
+			fi
+		done < <(find /sys/fs/cgroup/*/slurm_"$node" -maxdepth 2 -type d \
+			-name "job_$1" 2>/dev/null)
 	done
 }
 
