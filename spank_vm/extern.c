@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <slurm/slurm.h>
@@ -31,26 +32,26 @@
 
 #define ADOPT_TIMEOUT_S 30
 
-/* Job @job's state directory here (job-<id>.<restart>) in @name, the
- * newest when a requeue left several: false when it has none. */
-static bool job_guest_dir(const char *state_dir, uint32_t job, char *name,
-			  size_t len)
+/* Has job @job a state directory (job-<id>.<restart>) here, holding @file
+ * when @file is not NULL? A filter only: slurm-vm-adopt opens the newest
+ * incarnation itself and checks again. */
+static bool job_guest_dir(const char *state_dir, uint32_t job, const char *file)
 {
 	_cleanup_closedir_ DIR *dir = opendir(state_dir);
 	struct dirent *de;
-	char prefix[32];
-	bool found = false;
+	char prefix[32], path[PATH_MAX];
 
 	snprintf(prefix, sizeof(prefix), "job-%u.", job);
-	while (dir && (de = readdir(dir)))
-		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0 &&
-		    (!found || strlen(de->d_name) > strlen(name) ||
-		     (strlen(de->d_name) == strlen(name) &&
-		      strcmp(de->d_name, name) > 0))) {
-			snprintf(name, len, "%s", de->d_name);
-			found = true;
-		}
-	return found;
+	while (dir && (de = readdir(dir))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		if (!file)
+			return true;
+		snprintf(path, sizeof(path), "%s/%s", de->d_name, file);
+		if (faccessat(dirfd(dir), path, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			return true;
+	}
+	return false;
 }
 
 /* Runs slurm-vm-adopt for @job with @mode ("--oom" or NULL); @what says
@@ -161,12 +162,11 @@ void extern_adopt_guest(spank_t sp)
 {
 	struct vmconf conf = { 0 };
 	uint32_t job = 0;
-	char name[64];
 
 	if (!step_is(sp, SLURM_EXTERN_CONT, &job))
 		return;
 	if (spank_vm_load_conf(&conf) == 0 && conf.state_dir &&
-	    job_guest_dir(conf.state_dir, job, name, sizeof(name)) &&
+	    job_guest_dir(conf.state_dir, job, NULL) &&
 	    run_adopt(&conf, job, NULL,
 		      "the guest is outside the job's accounting and "
 		      "cgroups") == 0)
@@ -183,15 +183,11 @@ void batch_report_guest_oom(spank_t sp)
 {
 	struct vmconf conf = { 0 };
 	uint32_t job = 0;
-	char name[64], path[PATH_MAX];
 
 	if (!step_is(sp, SLURM_BATCH_SCRIPT, &job))
 		return;
 	if (spank_vm_load_conf(&conf) == 0 && conf.state_dir &&
-	    job_guest_dir(conf.state_dir, job, name, sizeof(name)) &&
-	    snprintf(path, sizeof(path), "%s/%s/%s", conf.state_dir, name,
-		     GUEST_OOM_FILE) < (int)sizeof(path) &&
-	    access(path, F_OK) == 0)
+	    job_guest_dir(conf.state_dir, job, GUEST_OOM_FILE))
 		run_adopt(&conf, job, "--oom",
 			  "the job ends FAILED, not OUT_OF_MEMORY");
 	vmconf_free(&conf);
