@@ -12,13 +12,13 @@
  */
 #include "config.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "slurm/ctld.h"
+#include "core/fileutil.h"
 #include "core/log.h"
 #include "prolog.h"
 #include "core/strutil.h"
@@ -51,17 +51,9 @@ static const char *this_node(void)
  * the node when we fail. */
 static bool run_by_slurmd(void)
 {
-	char path[64], comm[32] = "";
-	ssize_t n;
-	int fd;
+	char comm[16];
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)getppid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, comm, sizeof(comm) - 1);
-	close(fd);
-	return n > 0 && strncmp(comm, "slurmd\n", 7) == 0;
+	return proc_comm(getppid(), comm) == 0 && strcmp(comm, "slurmd") == 0;
 }
 
 void prolog_report_node_fault(uint32_t job_id, const char *reason)

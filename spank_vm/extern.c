@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/fileutil.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "core/run.h"
@@ -83,27 +84,14 @@ static int run_adopt(const struct vmconf *conf, uint32_t job, const char *mode,
 	return r;
 }
 
-/* The command of process @pid, "" when it is gone. */
-static void task_comm(pid_t pid, char *comm, size_t len)
-{
-	char path[64];
-	_cleanup_fclose_ FILE *f = NULL;
-
-	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-	comm[0] = '\0';
-	f = fopen(path, "re");
-	if (f && fgets(comm, (int)len, f))
-		comm[strcspn(comm, "\n")] = '\0';
-}
-
 /* Stops @pid if it is, or once its exec is done becomes, `sleep` (before
  * its exec it is still slurmstepd): true when it was stopped. */
 static bool stop_if_sleep(pid_t pid, uint32_t job)
 {
-	char comm[32] = "";
+	char comm[16] = "";
 
 	for (int i = 0; i < 100; i++) {
-		task_comm(pid, comm, sizeof(comm));
+		proc_comm(pid, comm);
 		if (strcmp(comm, "slurmstepd") != 0)
 			break;
 		usleep(10000);

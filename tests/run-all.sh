@@ -77,20 +77,17 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 # virtiofs with their boundaries); the
 # platform's Debian packages and the -N2 headline job from them
 # (platform_stage).
+# test_accounting: slurmdbd on MariaDB, the guest in the job's accounting
+# and cgroups (issue #29), on each platform's Slurm.
 platform_tests_trixie=(test_slurm_basic test_gres_plugin test_vm_batch
 	test_user_cannot_drain test_cloud_image test_guest_mix
-	test_shares_virtiofs test_share_bench)
+	test_shares_virtiofs test_share_bench test_accounting)
 # forky's own image (build-cloud.sh --suite forky) is not among them yet:
 # under TCG here it takes about 310 s to its agent (issue #27); the Debian
 # 12 cloud image (test_cloud_image) runs in two guests there (Open MPI over
 # PMIx not: forky's Slurm package has no mpi/pmix plugin).
 platform_tests_forky=(test_slurm_basic test_vm_batch test_user_cannot_drain
-	test_cloud_image)
-# test_accounting runs on the host in CI; on the platforms by hand
-# (tests/platform/run.sh SUITE -- tests/cluster/run.sh test_accounting): it
-# passed there, but in one CI run 24.11's extern step ended CANCELLED with
-# an empty freezer directory left, and 26.05 counted 18 s of the guest's
-# burn against the 20 s asked (issue #29).
+	test_cloud_image test_accounting)
 
 # Adds a platform run's counts: its make check and its cluster tests.
 record_platform() { # record_platform SUITE STATUS

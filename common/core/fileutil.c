@@ -111,3 +111,22 @@ int dir_open_root_private(const char *path, mode_t mode, const char *what)
 	}
 	return TAKE_FD(fd);
 }
+
+int proc_comm(pid_t pid, char comm[16])
+{
+	_cleanup_close_ int fd = -1;
+	char path[64];
+	ssize_t n;
+
+	comm[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, comm, 15);
+	if (n < 0)
+		return -errno;
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	return 0;
+}

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "hw/holders.h"
+#include "core/fileutil.h"
 #include "core/macro.h"
 #include "core/strutil.h"
 
@@ -39,21 +40,6 @@ static bool fd_dir_has(const char *pid, const char *target)
 	}
 	closedir(d);
 	return found;
-}
-
-static void proc_comm(unsigned pid, char *comm, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(comm, len, "?");
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(comm, (int)len, f))
-		comm[strcspn(comm, "\n")] = '\0';
-	fclose(f);
 }
 
 /* The real uid of @pid, -1 when it is gone. The real one: a set-uid
@@ -119,7 +105,8 @@ static int holders_scan(const char *target, bool kill, struct device_holder *h)
 			continue;
 		cur.pid = (pid_t)p;
 		cur.uid = proc_uid(p);
-		proc_comm(p, cur.comm, sizeof(cur.comm));
+		if (proc_comm((pid_t)p, cur.comm) < 0)
+			snprintf(cur.comm, sizeof(cur.comm), "?");
 		if (n++ == 0 || cur.uid == 0)
 			*h = cur;
 		if (kill && cur.uid > 0)

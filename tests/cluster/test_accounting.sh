@@ -55,19 +55,29 @@ sacct_field() {
 	echo "$out"
 }
 
+# The CPU seconds process $1 used so far (utime + stime, all its threads).
+proc_cpu_seconds() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d\n", ($12 + $13) / hz }' \
+		"/proc/$1/stat" 2>/dev/null || echo 0
+}
+
 # The guest's qemu of job $1 (libvirt's pid file, in the node's /run/libvirt).
 vm_qemu_pid() {
 	pgrep -f -- "-name guest=slurmvm-job-$1\." | head -1
 }
 
-# A task that computes ~25 s and holds 400 MiB for 8 s of it, in the
-# guest or on the host alike (busybox or coreutils).
+# A task that holds 400 MiB for 8 s, then computes for 35 s, in the guest
+# or on the host alike (busybox or coreutils). The hold is idle (a guest's
+# vCPU halts), the 35 s after it leave sstat time to see 20 s of them
+# while the job runs, as sacct must after it: 22.05 and 24.11
+# count qemu's CPU from its start, its boot with it, 26.05 did count only
+# what came after the adoption in one run.
 write_burn() {
 	cat >"$work/burn.sh" <<'EOF'
 #!/bin/sh
 touch "started-$SLURM_JOB_ID"
-end=$(( $(date +%s) + 25 ))
 dd if=/dev/zero bs=400M count=1 2>/dev/null | (sleep 8; cat >/dev/null)
+end=$(( $(date +%s) + 35 ))
 while [ "$(date +%s)" -lt "$end" ]; do :; done
 echo "burned on $(uname -r)"
 EOF
@@ -76,7 +86,7 @@ EOF
 }
 
 vm_burn_job() {
-	local id bare qemu cg want="" t_vm t_bare rss_vm rss_bare live ctl cpus vcpu pin t_job j left
+	local id bare qemu cg want="" cpu0 cpu_burn t_vm t_bare rss_vm rss_bare live ctl cpus vcpu pin t_job j left
 	write_burn
 	id=$(harness_as_user "$user" sbatch --parsable -c1 --mem=2048 --vm-image=testguest \
 		-o "$work/burn-%j.txt" --wrap "srun ./burn.sh") || harness_die "sbatch (VM burn) failed"
@@ -86,6 +96,7 @@ vm_burn_job() {
 	fi
 	# qemu, with every thread, in the job's cgroups of each controller.
 	qemu=$(vm_qemu_pid "$id")
+	cpu0=$(proc_cpu_seconds "$qemu")
 	for ctl in freezer memory cpuacct cpuset devices; do
 		cg=$(awk -F: -v c="$ctl" '$2 == c { print $3 }' "/proc/$qemu/cgroup")
 		case "$cg" in
@@ -104,12 +115,16 @@ vm_burn_job() {
 		ok "job $id: vCPU 0 pinned to the job's CPU $cpus after the adoption" ||
 		fail "job $id: vCPU 0 ($vcpu) allowed on '$pin', the job has CPU_IDs=$cpus"
 	# sstat sees the guest while it runs: the extern step.
-	harness_wait 60 "sstat to show job $id's guest computing" sh -c \
-		"sstat -n -P -j $id.extern -o AveCPU | awk -F: '{ s = \$(NF-1) * 60 + \$NF } s >= 8 { ok = 1 } END { exit !ok }'" || true
+	harness_wait 90 "sstat to show job $id's guest computing 20 s" sh -c \
+		"sstat -n -P -j $id.extern -o AveCPU | awk -F: '{ s = \$(NF-1) * 60 + \$NF } s >= 20 { ok = 1 } END { exit !ok }'" || true
 	live=$(sstat -n -P -j "$id.extern" -o AveCPU,MaxRSS 2>&1)
-	[ "$(acct_seconds "${live%%|*}")" -ge 8 ] &&
+	[ "$(acct_seconds "${live%%|*}")" -ge 20 ] &&
+		[ "$(acct_kib "${live##*|}")" -ge $((300 * 1024)) ] &&
 		ok "sstat -j $id.extern while the guest computes: AveCPU|MaxRSS $live" ||
 		fail "sstat -j $id.extern while the guest computes: '$live'"
+	harness_wait 240 "job $id's task to end" grep -q burned "$work/burn-$id.txt" || true
+	cpu_burn=$(($(proc_cpu_seconds "$qemu") - cpu0))
+	echo "job $id: qemu used $cpu_burn s of CPU while the task ran (/proc/$qemu/stat)"
 	harness_wait 240 "job $id to end" sh -c "! squeue -h -j $id | grep -q ." || true
 	# The same task on the host, for comparison.
 	bare=$(harness_as_user "$user" sbatch --parsable -c1 --mem=2048 \

@@ -5,6 +5,7 @@
  * tests/cluster/test_vm_reclaim.sh. */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
@@ -24,6 +25,7 @@
 #include "holder.h"
 #include "hw/holders.h"
 #include "job/journal.h"
+#include "core/fileutil.h"
 #include "core/log.h"
 #include "vm/reclaim.h"
 
@@ -243,8 +245,12 @@ static void test_device_file_holder(void **state)
 	close(ready[0]);
 	assert_int_equal(device_file_holder(path, &pid, comm, sizeof(comm)), 1);
 	assert_int_equal(pid, child);
+	/* The holder is named by its command, as /proc has it (15 bytes). */
+	assert_int_equal(strncmp(comm, program_invocation_short_name, 15), 0);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
+	assert_int_equal(proc_comm(child, comm), -ENOENT);
+	assert_string_equal(comm, "");
 	close(fd);
 	assert_int_equal(device_file_holder(path, &pid, comm, sizeof(comm)), 0);
 }
