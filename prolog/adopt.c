@@ -36,6 +36,7 @@
 #include "core/log.h"
 #include "core/macro.h"
 #include "core/strutil.h"
+#include "hold.h"
 #include "job/journal.h"
 #include "job/vmconf.h"
 #include "slurm/ctld.h"
@@ -274,11 +275,14 @@ static int adopt_report_oom(const struct adopt *a, const struct vmconf *conf)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: slurm-vm-adopt --config VM.CONF --job JOBID --node NODENAME [--oom]\n"
+		"usage: slurm-vm-adopt --config VM.CONF --job JOBID --node NODENAME\n"
+		"                      [--oom | --hold PID]\n"
 		"The guest of job JOBID into its extern step on node NODENAME\n"
 		"(run by spank_vm.so in the extern step, as root). With --oom:\n"
 		"end the job OUT_OF_MEMORY if the job's memory cgroup killed\n"
-		"its guest there (run by spank_vm.so in the batch step).\n");
+		"its guest there (run by spank_vm.so in the batch step). With\n"
+		"--hold: keep the extern step's sleep PID from the job's signals\n"
+		"until its other steps here end (run by spank_vm.so there).\n");
 }
 
 int main(int argc, char **argv)
@@ -288,6 +292,7 @@ int main(int argc, char **argv)
 		{ "job", required_argument, NULL, 'j' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "oom", no_argument, NULL, 'o' },
+		{ "hold", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -295,6 +300,7 @@ int main(int argc, char **argv)
 	struct vmconf conf = { 0 };
 	const char *config = NULL;
 	bool oom = false;
+	unsigned hold = 0;
 	int c, r;
 
 	log_open("slurm-vm-adopt");
@@ -313,6 +319,10 @@ int main(int argc, char **argv)
 		case 'o':
 			oom = true;
 			break;
+		case 'H':
+			if (str_to_uint(optarg, &hold) < 0 || hold <= 1)
+				hold = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_SUCCESS;
@@ -321,7 +331,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!config || !a.node || !a.job_id || optind != argc) {
+	if (!config || !a.node || !a.job_id || optind != argc || hold == 1 ||
+	    (oom && hold)) {
 		usage(stderr);
 		return 2;
 	}
@@ -329,7 +340,10 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	if (conf.log_file)
 		log_open_file(conf.log_file);
-	r = oom ? adopt_report_oom(&a, &conf) : adopt_run(&a, &conf);
+	if (hold)
+		r = hold_extern_sleep(a.node, a.job_id, (pid_t)hold);
+	else
+		r = oom ? adopt_report_oom(&a, &conf) : adopt_run(&a, &conf);
 	free(a.threads);
 	vmconf_free(&conf);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

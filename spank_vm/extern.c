@@ -55,10 +55,11 @@ static bool job_guest_dir(const char *state_dir, uint32_t job, const char *file)
 	return false;
 }
 
-/* Runs slurm-vm-adopt for @job with @mode ("--oom" or NULL); @what says
- * what is lost when it fails. 0 when it did its work. */
+/* Runs slurm-vm-adopt for @job with @mode ("--oom", "--hold" or NULL) and
+ * its @arg (or NULL); @what says what is lost when it fails. 0 when it did
+ * its work. */
 static int run_adopt(const struct vmconf *conf, uint32_t job, const char *mode,
-		     const char *what)
+		     const char *arg, const char *what)
 {
 	_cleanup_free_ char *adopt = NULL;
 	const char *node = getenv("SLURMD_NODENAME");
@@ -75,7 +76,8 @@ static int run_adopt(const struct vmconf *conf, uint32_t job, const char *mode,
 	snprintf(job_s, sizeof(job_s), "%u", job);
 	/* clang-format off */
 	char *const argv[] = { adopt, "--config", conf->path, "--job", job_s,
-			       "--node", (char *)node, (char *)mode, NULL };
+			       "--node", (char *)node, (char *)mode, (char *)arg,
+			       NULL };
 	/* clang-format on */
 	r = run_wait(argv, ADOPT_TIMEOUT_S, out, sizeof(out));
 	if (r != 0)
@@ -84,9 +86,9 @@ static int run_adopt(const struct vmconf *conf, uint32_t job, const char *mode,
 	return r;
 }
 
-/* Stops @pid if it is, or once its exec is done becomes, `sleep` (before
- * its exec it is still slurmstepd): true when it was stopped. */
-static bool stop_if_sleep(pid_t pid, uint32_t job)
+/* Is @pid, or once its exec is done does it become, `sleep` (before its
+ * exec it is still slurmstepd)? */
+static bool is_sleep(pid_t pid)
 {
 	char comm[16] = "";
 
@@ -96,25 +98,13 @@ static bool stop_if_sleep(pid_t pid, uint32_t job)
 			break;
 		usleep(10000);
 	}
-	if (strcmp(comm, "sleep") != 0)
-		return false;
-	if (kill(pid, SIGSTOP) == 0)
-		return true;
-	log_warn("job %u: cannot stop the extern step's sleep (pid %ld): a "
-		 "signal to the whole job ends the guest",
-		 job, (long)pid);
-	return false;
+	return strcmp(comm, "sleep") == 0;
 }
 
-/* On 22.05 and 24.11 the extern step's one task is Slurm's `sleep`, and a
- * signal sent to the whole job (scancel --signal without --batch, sbatch
- * --signal without B:) kills it: the step then ends and takes the adopted
- * guest with it. Stopped, the sleep keeps such a signal pending; Slurm's
- * SIGKILL at the job's end still ends it. 26.05's extern step has no
- * sleep: nothing to hold. This hook runs in the extern slurmstepd, and the
- * sleep is its child (/proc/self/task/TID/children: S_TASK_PID is no task's
- * here). */
-static void extern_hold_sleep(uint32_t job)
+/* The extern step's sleep: this hook runs in the extern slurmstepd, and
+ * the sleep is its child (/proc/self/task/TID/children: S_TASK_PID is no
+ * task's here). 0 when there is none (26.05). */
+static pid_t extern_sleep(void)
 {
 	_cleanup_closedir_ DIR *tasks = opendir("/proc/self/task");
 	struct dirent *de;
@@ -130,9 +120,34 @@ static void extern_hold_sleep(uint32_t job)
 			 de->d_name);
 		f = fopen(path, "re");
 		while (f && fscanf(f, "%ld", &pid) == 1)
-			if (pid > 1 && stop_if_sleep((pid_t)pid, job))
-				return;
+			if (pid > 1 && is_sleep((pid_t)pid))
+				return (pid_t)pid;
 	}
+	return 0;
+}
+
+/* On 22.05 and 24.11 the extern step's one task is Slurm's `sleep`, whose
+ * death ends the step and the adopted guest with it: a signal to the whole
+ * job (scancel --signal without --batch) would kill the guest, and at the
+ * job's end its SIGTERM would, before the batch script in the guest had
+ * KillWait's time for its trap. slurm-vm-adopt --hold keeps the sleep from
+ * them (prolog/hold.c); where it cannot, a stopped sleep at least keeps a
+ * job-wide signal pending. 26.05's extern step has no sleep. */
+static void extern_hold_sleep(const struct vmconf *conf, uint32_t job)
+{
+	pid_t pid = extern_sleep();
+	char pid_s[16];
+
+	if (pid <= 0)
+		return;
+	snprintf(pid_s, sizeof(pid_s), "%ld", (long)pid);
+	if (run_adopt(conf, job, "--hold", pid_s,
+		      "the sleep is stopped instead") == 0)
+		return;
+	if (kill(pid, SIGSTOP) < 0)
+		log_warn("job %u: cannot stop the extern step's sleep (pid "
+			 "%ld): a signal to the whole job ends the guest",
+			 job, (long)pid);
 }
 
 /* The step's job id when it is step @want of a job here (remote). */
@@ -155,10 +170,10 @@ void extern_adopt_guest(spank_t sp)
 		return;
 	if (spank_vm_load_conf(&conf) == 0 && conf.state_dir &&
 	    job_guest_dir(conf.state_dir, job, NULL) &&
-	    run_adopt(&conf, job, NULL,
+	    run_adopt(&conf, job, NULL, NULL,
 		      "the guest is outside the job's accounting and "
 		      "cgroups") == 0)
-		extern_hold_sleep(job);
+		extern_hold_sleep(&conf, job);
 	vmconf_free(&conf);
 }
 
@@ -176,7 +191,7 @@ void batch_report_guest_oom(spank_t sp)
 		return;
 	if (spank_vm_load_conf(&conf) == 0 && conf.state_dir &&
 	    job_guest_dir(conf.state_dir, job, GUEST_OOM_FILE))
-		run_adopt(&conf, job, "--oom",
+		run_adopt(&conf, job, "--oom", NULL,
 			  "the job ends FAILED, not OUT_OF_MEMORY");
 	vmconf_free(&conf);
 }

@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "core/fileutil.h"
+#include "core/macro.h"
 #include "slurm/compat.h"
 #include "slurm/stepd.h"
 
@@ -32,4 +39,70 @@ int stepd_adopt_extern(const char *node, uint32_t job_id, pid_t pid)
 	rc = slurm_stepd_add_extern_pid(fd, protocol, pid);
 	close(fd);
 	return rc == SLURM_SUCCESS ? 0 : -EIO;
+}
+
+/* /proc/@pid/@name, at most @size - 1 bytes (NULs kept): its length, or
+ * -1 when the process is gone. */
+static ssize_t proc_read(const char *pid, const char *name, char *buf,
+			 size_t size)
+{
+	_cleanup_close_ int fd = -1;
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%s/%s", pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* Is the environment block @env (@len bytes) free of SLURMD_NODENAME or
+ * does it name @node? */
+static bool env_names_node(const char *env, size_t len, const char *node)
+{
+	static const char key[] = "SLURMD_NODENAME=";
+
+	for (size_t i = 0; i < len; i += strlen(env + i) + 1)
+		if (strncmp(env + i, key, sizeof(key) - 1) == 0)
+			return strcmp(env + i + sizeof(key) - 1, node) == 0;
+	return true;
+}
+
+/* Is process @pid a slurmstepd of a step of job @job_id other than its
+ * extern one, on node @node? */
+static bool pid_is_job_step(const char *pid, const char *node, uint32_t job_id)
+{
+	_cleanup_free_ char *env = NULL;
+	char comm[16], title[128], want[48];
+	ssize_t n;
+
+	if (proc_comm((pid_t)atol(pid), comm) < 0 ||
+	    strcmp(comm, "slurmstepd") != 0 ||
+	    proc_read(pid, "cmdline", title, sizeof(title)) <= 0)
+		return false;
+	n = snprintf(want, sizeof(want), "slurmstepd: [%u.", job_id);
+	if (strncmp(title, want, (size_t)n) != 0 ||
+	    strncmp(title + n, "extern]", 7) == 0)
+		return false;
+	env = malloc(65536);
+	if (!env)
+		return true;
+	n = proc_read(pid, "environ", env, 65536);
+	return n < 0 ? false : env_names_node(env, (size_t)n, node);
+}
+
+bool stepd_job_steps_running(const char *node, uint32_t job_id)
+{
+	_cleanup_closedir_ DIR *proc = opendir("/proc");
+	struct dirent *de;
+
+	while (proc && (de = readdir(proc)))
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
+		    pid_is_job_step(de->d_name, node, job_id))
+			return true;
+	return false;
 }

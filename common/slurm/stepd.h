@@ -7,6 +7,7 @@
  * cpuset, memory and devices limits) and in jobacct_gather (sstat, sacct).
  * The same on every release slurm-vm builds against (22.05 to 26.05).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -16,3 +17,9 @@
  * the job has no extern step here (no PrologFlags=Contain, or it ended);
  * -EIO when its slurmstepd refused (the reason is in slurmd's log). */
 int stepd_adopt_extern(const char *node, uint32_t job_id, pid_t pid);
+
+/* Does job @job_id still run a step other than its extern one on node
+ * @node? A slurmstepd titled "slurmstepd: [JOB.STEP]" (its title on 22.05
+ * to 26.05) whose SLURMD_NODENAME is @node (several slurmd on one host)
+ * or that names no node. */
+bool stepd_job_steps_running(const char *node, uint32_t job_id);

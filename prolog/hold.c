@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * slurm-vm-adopt --hold PID: on 22.05 and 24.11 the extern step's one task
+ * is Slurm's `sleep`; when it dies the step ends and SIGKILLs everything
+ * it holds, the adopted guest with it. Slurm sends it what it sends every
+ * step: a job-wide signal (scancel --signal without --batch), and at the
+ * job's end SIGCONT and SIGTERM, KillWait before SIGKILL. A bare job's
+ * batch script has those KillWait seconds for its trap; a guest's script
+ * would have none.
+ *
+ * A holder process traces the sleep (PTRACE_SEIZE, root) and keeps every
+ * signal from it but SIGKILL, which no tracer can stop. Once a SIGTERM
+ * came, it lets one through as soon as no other step of the job runs on
+ * the node: the extern step then ends at once, as a plain job's does,
+ * rather than at KillWait's SIGKILL. The holder is adopted into the extern
+ * step too, so Slurm kills it with the rest; it ignores the signals a user
+ * can send a job.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/fileutil.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "core/run.h"
+#include "hold.h"
+#include "slurm/stepd.h"
+
+#define HOLD_POLL_US (100 * 1000)
+
+/* The parent process of @pid, -1 when it is gone. */
+static pid_t proc_ppid(pid_t pid)
+{
+	char path[64], buf[512], *close_paren;
+	_cleanup_close_ int fd = -1;
+	long ppid;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return -1;
+	buf[n] = '\0';
+	close_paren = strrchr(buf, ')');
+	if (!close_paren || sscanf(close_paren + 1, " %*c %ld", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
+/* Only the sleep of the slurmstepd that runs us. */
+static int hold_check(pid_t pid)
+{
+	char comm[16];
+
+	if (pid <= 1 || proc_ppid(pid) != getppid() ||
+	    proc_comm(pid, comm) < 0 || strcmp(comm, "sleep") != 0)
+		return -EPERM;
+	return 0;
+}
+
+static void hold_ignore_signals(void)
+{
+	signals_ignore_job_wide();
+	signal(SIGTERM, SIG_IGN);
+}
+
+/* Traces @pid until it ends; see the top of the file. */
+static void hold_loop(const char *node, unsigned job, pid_t pid)
+{
+	bool ending = false, released = false;
+	int status;
+
+	for (;;) {
+		pid_t w =
+			waitpid(pid, &status, __WALL | (ending ? WNOHANG : 0));
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 || (w > 0 && !WIFSTOPPED(status)))
+			return; /* it ended: SIGKILL, or released */
+		if (w == 0) {
+			if (!released && !stepd_job_steps_running(node, job)) {
+				released = true;
+				kill(pid, SIGTERM);
+			}
+			usleep(HOLD_POLL_US);
+			continue;
+		}
+		if ((unsigned)status >> 16 == PTRACE_EVENT_STOP) {
+			ptrace(PTRACE_LISTEN, pid, NULL, NULL);
+			continue;
+		}
+		if (released && WSTOPSIG(status) == SIGTERM) {
+			ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)SIGTERM);
+			return;
+		}
+		if (!ending && WSTOPSIG(status) == SIGTERM) {
+			ending = true;
+			log_info(
+				"job %u: SIGTERM to the extern step: its guest "
+				"stays until the job's other steps here end",
+				job);
+		}
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+	}
+}
+
+/* The holder: traces @pid, says so on @ready (0 or an errno), then holds
+ * it with stdin, stdout and stderr on /dev/null (the caller's output pipe
+ * closes). */
+_Noreturn static void hold_child(const char *node, unsigned job, pid_t pid,
+				 int ready)
+{
+	int err = 0, null_fd;
+
+	setsid();
+	hold_ignore_signals();
+	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0)
+		err = errno;
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; null_fd >= 0 && fd <= 2; fd++)
+		dup2(null_fd, fd);
+	if (write(ready, &err, sizeof(err)) != (ssize_t)sizeof(err))
+		err = EIO;
+	close(ready);
+	if (err == 0)
+		hold_loop(node, job, pid);
+	_exit(err == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+}
+
+int hold_extern_sleep(const char *node, unsigned job, pid_t pid)
+{
+	int ready[2], err = EIO, r;
+	pid_t child;
+
+	r = hold_check(pid);
+	if (r < 0)
+		return log_errno(r,
+				 "job %u: pid %ld is not the sleep of the "
+				 "extern step that runs slurm-vm-adopt",
+				 job, (long)pid);
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return log_errno(-errno, "job %u: pipe", job);
+	child = fork();
+	if (child < 0) {
+		r = -errno;
+		close(ready[0]);
+		close(ready[1]);
+		return log_errno(r, "job %u: fork", job);
+	}
+	if (child == 0) {
+		close(ready[0]);
+		hold_child(node, job, pid, ready[1]);
+	}
+	close(ready[1]);
+	if (read(ready[0], &err, sizeof(err)) != (ssize_t)sizeof(err))
+		err = EIO;
+	close(ready[0]);
+	if (err != 0) {
+		waitpid(child, NULL, 0);
+		return log_errno(-err,
+				 "job %u: cannot trace the extern step's "
+				 "sleep (pid %ld)",
+				 job, (long)pid);
+	}
+	if (stepd_adopt_extern(node, job, child) < 0)
+		log_warn("job %u: the extern step did not adopt the holder "
+			 "of its sleep (pid %ld): it ends with the sleep",
+			 job, (long)child);
+	log_info("job %u: the extern step's sleep (pid %ld) is held by pid "
+		 "%ld: the guest outlives the job's signals until Slurm's "
+		 "SIGKILL or the end of the job's steps here",
+		 job, (long)pid, (long)child);
+	return 0;
+}
