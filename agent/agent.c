@@ -42,7 +42,10 @@
 #define MAX_SESSIONS	    1024
 #define CHANNEL_HIGH_WATER  (4u * 1024 * 1024)
 #define DRAIN_AFTER_EXIT_MS 5000
-#define RETRY_MS	    1000
+/* How soon the agent tries the port again while no host is connected: a
+ * guest restored from a saved one (issue #30) finds its new host this
+ * soon; an unconnected port costs an open and a read per try. */
+#define RETRY_MS	    100
 
 struct session {
 	struct session *next;
