@@ -22,48 +22,30 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/fileutil.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "core/run.h"
 #include "hold.h"
 #include "slurm/stepd.h"
+#include "vm/pidfile.h"
 
 #define HOLD_POLL_US (100 * 1000)
-
-/* The parent process of @pid, -1 when it is gone. */
-static pid_t proc_ppid(pid_t pid)
-{
-	char path[64], buf[512], *close_paren;
-	_cleanup_close_ int fd = -1;
-	long ppid;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
-		return -1;
-	buf[n] = '\0';
-	close_paren = strrchr(buf, ')');
-	if (!close_paren || sscanf(close_paren + 1, " %*c %ld", &ppid) != 1)
-		return -1;
-	return (pid_t)ppid;
-}
 
 /* Only the sleep of the slurmstepd that runs us. */
 static int hold_check(pid_t pid)
 {
 	char comm[16];
+	pid_t parent = 0;
 
-	if (pid <= 1 || proc_ppid(pid) != getppid() ||
-	    proc_comm(pid, comm) < 0 || strcmp(comm, "sleep") != 0)
+	if (pid <= 1 ||
+	    proc_stat(pid, comm, sizeof(comm), NULL, &parent, NULL) < 0 ||
+	    parent != getppid() || strcmp(comm, "sleep") != 0)
 		return -EPERM;
 	return 0;
 }

@@ -112,21 +112,31 @@ int dir_open_root_private(const char *path, mode_t mode, const char *what)
 	return TAKE_FD(fd);
 }
 
+ssize_t file_read_small(const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
 int proc_comm(pid_t pid, char comm[16])
 {
-	_cleanup_close_ int fd = -1;
 	char path[64];
 	ssize_t n;
 
-	comm[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, comm, 15);
-	if (n < 0)
-		return -errno;
-	comm[n] = '\0';
+	n = file_read_small(path, comm, 16);
+	if (n < 0) {
+		comm[0] = '\0';
+		return (int)n;
+	}
 	comm[strcspn(comm, "\n")] = '\0';
 	return 0;
 }

@@ -29,6 +29,10 @@ bool file_is_replace_tmp(const char *name);
  * -ENOENT when there is no such link, -EINVAL when the name does not fit. */
 int file_link_name(const char *dir, const char *name, char *out, size_t size);
 
+/* Up to @size - 1 bytes of @path (a /proc or sysfs file, NULs kept) into
+ * @buf, NUL-terminated: how many, or -errno. */
+ssize_t file_read_small(const char *path, char *buf, size_t size);
+
 /* Process @pid's command name (/proc/PID/comm, at most 15 bytes) into
  * @comm: 0, or -errno (@comm "") when the process is gone. */
 int proc_comm(pid_t pid, char comm[16]);

@@ -3,7 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,23 +41,14 @@ int stepd_adopt_extern(const char *node, uint32_t job_id, pid_t pid)
 	return rc == SLURM_SUCCESS ? 0 : -EIO;
 }
 
-/* /proc/@pid/@name, at most @size - 1 bytes (NULs kept): its length, or
- * -1 when the process is gone. */
+/* /proc/@pid/@name into @buf (file_read_small()). */
 static ssize_t proc_read(const char *pid, const char *name, char *buf,
 			 size_t size)
 {
-	_cleanup_close_ int fd = -1;
-	char path[64];
-	ssize_t n;
+	char path[sizeof("/proc//environ") + NAME_MAX];
 
 	snprintf(path, sizeof(path), "/proc/%s/%s", pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	if (n >= 0)
-		buf[n] = '\0';
-	return n;
+	return file_read_small(path, buf, size);
 }
 
 /* Is the environment block @env (@len bytes) free of SLURMD_NODENAME or

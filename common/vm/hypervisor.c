@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/fileutil.h"
 #include "vm/hypervisor.h"
 #include "core/log.h"
 #include "core/macro.h"
@@ -167,21 +168,6 @@ int hv_resume_bounded(struct hypervisor *hv, const char *name,
 
 #define HV_QEMU_STATE_DIR "/run/libvirt/qemu"
 
-/* Up to @size - 1 bytes of @path into @buf; how many, or -errno. */
-static ssize_t hv_read_small(const char *path, char *buf, size_t size)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t got = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	while (got < size - 1 && (n = read(fd, buf + got, size - 1 - got)) > 0)
-		got += (size_t)n;
-	buf[got] = '\0';
-	return (ssize_t)got;
-}
-
 /* Does /proc/@pid/cmdline hold "-name" "guest=@name[,...]"? */
 static bool hv_cmdline_names(pid_t pid, const char *name)
 {
@@ -191,7 +177,7 @@ static bool hv_cmdline_names(pid_t pid, const char *name)
 	ssize_t len;
 
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
-	len = hv_read_small(path, cmdline, sizeof(cmdline));
+	len = file_read_small(path, cmdline, sizeof(cmdline));
 	/* libvirt puts -name right after the emulator's path and -S. */
 	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(cmdline + i) + 1) {
 		const char *arg = cmdline + i;
@@ -212,7 +198,7 @@ int hv_qemu_pid(const char *name, pid_t *pid)
 
 	if ((size_t)snprintf(path, sizeof(path), HV_QEMU_STATE_DIR "/%s.pid",
 			     name) >= sizeof(path) ||
-	    hv_read_small(path, data, sizeof(data)) <= 0)
+	    file_read_small(path, data, sizeof(data)) <= 0)
 		return -ESRCH;
 	data[strcspn(data, "\n")] = '\0';
 	if (str_to_uint(data, &n) < 0 || n < 2 ||

@@ -12,12 +12,13 @@
 #include "core/strutil.h"
 #include "vm/pidfile.h"
 
-int proc_stat(pid_t pid, char *comm, size_t comm_len, char *state,
+int proc_stat(pid_t pid, char *comm, size_t comm_len, char *state, pid_t *ppid,
 	      unsigned long long *start_time)
 {
 	char path[64], stat[1024] = "";
 	char *open, *close;
 	unsigned long long start = 0;
+	long parent = 0;
 	char st = 0;
 	FILE *f;
 
@@ -28,19 +29,21 @@ int proc_stat(pid_t pid, char *comm, size_t comm_len, char *state,
 	if (!fgets(stat, sizeof(stat), f))
 		stat[0] = '\0';
 	fclose(f);
-	/* "<pid> (<comm>) <state> <fields 4..21> <starttime> ...": comm may
-	 * hold spaces and parentheses, the last ')' ends it. */
+	/* "<pid> (<comm>) <state> <ppid> <fields 5..21> <starttime> ...":
+	 * comm may hold spaces and parentheses, the last ')' ends it. */
 	open = strchr(stat, '(');
 	close = strrchr(stat, ')');
 	if (!open || !close || close < open ||
 	    sscanf(close + 1,
-		   " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+		   " %c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
 		   "%*s %*s %*s %*s %*s %llu",
-		   &st, &start) != 2)
+		   &st, &parent, &start) != 3)
 		return -EBADMSG;
 	snprintf(comm, comm_len, "%.*s", (int)(close - open - 1), open + 1);
 	if (state)
 		*state = st;
+	if (ppid)
+		*ppid = (pid_t)parent;
 	if (start_time)
 		*start_time = start;
 	return 0;
@@ -52,7 +55,7 @@ int pidfile_write(int dirfd, const char *name, pid_t pid)
 	unsigned long long start = 0;
 	char comm[64];
 
-	if (proc_stat(pid, comm, sizeof(comm), NULL, &start) < 0)
+	if (proc_stat(pid, comm, sizeof(comm), NULL, NULL, &start) < 0)
 		start = 0; /* ended already: the pid alone */
 	fd = openat(dirfd, name,
 		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
@@ -102,7 +105,7 @@ bool pid_is_process(pid_t pid, const char *comm, unsigned long long start_time)
 	unsigned long long start;
 	char name[64], state;
 
-	if (proc_stat(pid, name, sizeof(name), &state, &start) < 0)
+	if (proc_stat(pid, name, sizeof(name), &state, NULL, &start) < 0)
 		return false;
 	if ((comm && strcmp(name, comm) != 0) || state == 'Z' || state == 'X')
 		return false;

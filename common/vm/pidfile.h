@@ -14,8 +14,9 @@
 #define QEMU_PIDFILE "qemu.pid"
 
 /* From /proc/@pid/stat: its command (comm, at most @comm_len - 1 bytes),
- * state letter (if @state) and start time (if @start_time). */
-int proc_stat(pid_t pid, char *comm, size_t comm_len, char *state,
+ * state letter (if @state), parent (if @ppid) and start time (if
+ * @start_time). */
+int proc_stat(pid_t pid, char *comm, size_t comm_len, char *state, pid_t *ppid,
 	      unsigned long long *start_time);
 
 /* Writes @name in @dirfd: @pid and its start time (the pid alone if it

@@ -55,14 +55,16 @@ static void test_roundtrip(void **state)
 {
 	unsigned long long start = 0, mine = 0;
 	char comm[64];
-	pid_t pid = 0;
+	pid_t pid = 0, parent = 0;
 
 	assert_int_equal(pidfile_write(dirfd_top, "self.pid", getpid()), 0);
 	assert_int_equal(pidfile_read(dirfd_top, "self.pid", &pid, &start), 0);
 	assert_int_equal(pid, getpid());
-	assert_int_equal(proc_stat(getpid(), comm, sizeof(comm), NULL, &mine),
-			 0);
+	assert_int_equal(
+		proc_stat(getpid(), comm, sizeof(comm), NULL, &parent, &mine),
+		0);
 	assert_true(start == mine && start != 0);
+	assert_int_equal(parent, getppid());
 	assert_true(pid_is_process(pid, comm, start));
 	assert_true(pid_is_process(pid, NULL, start));
 	/* Another start time: the pid was reused. */

@@ -35,7 +35,7 @@ static void wait_exec(pid_t pid, const char *prog)
 	for (int i = 0; i < 200; i++) {
 		char comm[64] = "";
 
-		if (proc_stat(pid, comm, sizeof(comm), NULL, NULL) == 0 &&
+		if (proc_stat(pid, comm, sizeof(comm), NULL, NULL, NULL) == 0 &&
 		    strcmp(comm, strrchr(prog, '/') + 1) == 0)
 			return;
 		usleep(10 * 1000);
@@ -113,7 +113,8 @@ static unsigned long long start_time(pid_t pid)
 	unsigned long long start = 0;
 	char comm[64];
 
-	assert_int_equal(proc_stat(pid, comm, sizeof(comm), NULL, &start), 0);
+	assert_int_equal(proc_stat(pid, comm, sizeof(comm), NULL, NULL, &start),
+			 0);
 	return start;
 }
 
