@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/fileutil.h"
@@ -63,6 +64,17 @@ static bool env_names_node(const char *env, size_t len, const char *node)
 	return true;
 }
 
+/* Does process @pid run as we do (root, as slurmd and its stepds)? A
+ * user's process may take any name and title, not our uid. */
+static bool proc_owned_by_us(const char *pid)
+{
+	char path[sizeof("/proc/") + NAME_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%s", pid);
+	return stat(path, &st) == 0 && st.st_uid == geteuid();
+}
+
 /* Is process @pid a slurmstepd of a step of job @job_id other than its
  * extern one, on node @node? */
 static bool pid_is_job_step(const char *pid, const char *node, uint32_t job_id)
@@ -72,7 +84,7 @@ static bool pid_is_job_step(const char *pid, const char *node, uint32_t job_id)
 	ssize_t n;
 
 	if (proc_comm((pid_t)atol(pid), comm) < 0 ||
-	    strcmp(comm, "slurmstepd") != 0 ||
+	    strcmp(comm, "slurmstepd") != 0 || !proc_owned_by_us(pid) ||
 	    proc_read(pid, "cmdline", title, sizeof(title)) <= 0)
 		return false;
 	n = snprintf(want, sizeof(want), "slurmstepd: [%u.", job_id);

@@ -20,6 +20,7 @@ int stepd_adopt_extern(const char *node, uint32_t job_id, pid_t pid);
 
 /* Does job @job_id still run a step other than its extern one on node
  * @node? A slurmstepd titled "slurmstepd: [JOB.STEP]" (its title on 22.05
- * to 26.05) whose SLURMD_NODENAME is @node (several slurmd on one host)
- * or that names no node. */
+ * to 26.05), running as we do (root: no user's process passes for one),
+ * whose SLURMD_NODENAME is @node (several slurmd on one host) or that
+ * names no node. */
 bool stepd_job_steps_running(const char *node, uint32_t job_id);
