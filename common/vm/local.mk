@@ -14,6 +14,8 @@ common_vm_libslurmvm_vm_la_SOURCES = \
 	common/vm/pidfile.h \
 	common/vm/reclaim.c \
 	common/vm/reclaim.h \
+	common/vm/saveimage.c \
+	common/vm/saveimage.h \
 	common/vm/seed.c \
 	common/vm/seed.h \
 	common/vm/teardown.c \

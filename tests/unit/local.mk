@@ -74,3 +74,4 @@ dist_noinst_SCRIPTS += tests/unit/test_rooms.sh
 TESTS += tests/unit/test_doc_snippets.sh
 dist_noinst_SCRIPTS += tests/unit/test_doc_snippets.sh doc/check-snippets.sh
 dist_noinst_DATA += doc/admin-guide.md
+include $(srcdir)/tests/unit/warm.mk
