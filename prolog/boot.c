@@ -108,8 +108,8 @@ static int overlay_dir_prepare(const char *path)
 
 /* Runs qemu-img create for the job's overlay; !@backing: a plain
  * image of the same size. */
-static int overlay_create(const char *overlay, const struct image_layer *base,
-			  bool backing, char *out, size_t outlen)
+int overlay_create(const char *overlay, const struct image_layer *base,
+		   bool backing, char *out, size_t outlen)
 {
 	char size[32];
 
@@ -327,14 +327,9 @@ fail:
 	return PROLOG_NODE_FAULT;
 }
 
-struct tap_guard {
-	struct prolog *p;
-	bool failed;
-};
-
 /* The guest's tap exists (libvirt made it), the guest has not run: lock
  * it before its first frame. A failure is the node's (its nft). */
-static int guard_tap(void *arg)
+int guard_tap(void *arg)
 {
 	struct tap_guard *g = arg;
 	int r = jobnet_guard_tap(&g->p->net, g->p->state_fd);
@@ -343,7 +338,7 @@ static int guard_tap(void *arg)
 	return r;
 }
 
-static void boot_domain_name(const struct prolog *p, char *name, size_t size)
+void boot_domain_name(const struct prolog *p, char *name, size_t size)
 {
 	snprintf(name, size, DOMAIN_NAME_PREFIX "%s", p->state_name);
 }
@@ -352,7 +347,7 @@ static void boot_domain_name(const struct prolog *p, char *name, size_t size)
  * from it (slurm-vm-adopt), so that Slurm counts and constrains the guest.
  * Not found: the guest runs outside the job's accounting, and the log says
  * so. */
-static void boot_record_qemu(struct prolog *p, const char *name)
+void boot_record_qemu(struct prolog *p, const char *name)
 {
 	pid_t pid;
 
@@ -365,57 +360,68 @@ static void boot_record_qemu(struct prolog *p, const char *name)
 	(void)pidfile_write(p->state_fd, QEMU_PIDFILE, pid);
 }
 
+void boot_domain_params(struct prolog *p, struct boot_names *n,
+			struct domain_params *dp)
+{
+	boot_domain_name(p, n->name, sizeof(n->name));
+	dp->name = n->name;
+	dp->job_id = p->req.job_id;
+	dp->uid = p->req.uid;
+	dp->gid = p->req.gid;
+	dp->run_as_user = true;
+	dp->image = p->chain.layers[0].path;
+	dp->image_format = image_format_name(p->chain.layers[0].format);
+	for (unsigned i = 1; i < p->chain.depth; i++) {
+		n->backing[i - 1].path = p->chain.layers[i].path;
+		n->backing[i - 1].format =
+			image_format_name(p->chain.layers[i].format);
+	}
+	dp->backing = n->backing;
+	dp->n_backing = p->chain.depth - 1;
+	dp->kernel = p->spec.kernel;
+	dp->initrd = p->spec.initrd;
+	dp->cmdline = p->spec.cmdline;
+	dp->console_log = n->console = state_file(p, "console.log");
+	dp->channel_socket = n->channel = state_file(p, "agent.sock");
+	if (p->has_net) {
+		jobnet_mac_string(&p->net, p->net.self, n->mac);
+		dp->net_bridge = p->net.bridge;
+		dp->net_tap = p->net.tap;
+		dp->net_mac = n->mac;
+	}
+	domain_params_from_conf(dp, &p->conf);
+	/* virtiofs: each share's virtiofsd listens already (virtiofs.c) */
+	dp->share_transport = p->share_transport;
+	dp->share_sockets = p->share_sockets;
+}
+
+void boot_names_free(struct boot_names *n)
+{
+	free(n->console);
+	free(n->channel);
+}
+
 static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 				      const char *nvram, const char *seed)
 {
-	_cleanup_free_ char *console = state_file(p, "console.log");
-	_cleanup_free_ char *channel = state_file(p, "agent.sock");
+	_cleanup_(boot_names_free) struct boot_names n = { 0 };
 	_cleanup_free_ char *xml = NULL;
-	char name[96];
-	struct domain_layer backing[IMAGE_CHAIN_MAX];
 	struct domain_params dp = { 0 };
 	struct hypervisor *hv = NULL;
 	struct tap_guard guard = { .p = p };
-	char mac[18];
 	enum prolog_result res = PROLOG_JOB_FAULT;
+	const char *name = n.name;
 	int r;
 
-	boot_domain_name(p, name, sizeof(name));
-	dp.name = name;
-	dp.job_id = p->req.job_id;
-	dp.uid = p->req.uid;
-	dp.gid = p->req.gid;
-	dp.run_as_user = true;
-	dp.image = p->chain.layers[0].path;
-	dp.image_format = image_format_name(p->chain.layers[0].format);
-	for (unsigned i = 1; i < p->chain.depth; i++) {
-		backing[i - 1].path = p->chain.layers[i].path;
-		backing[i - 1].format =
-			image_format_name(p->chain.layers[i].format);
-	}
-	dp.backing = backing;
-	dp.n_backing = p->chain.depth - 1;
+	boot_domain_params(p, &n, &dp);
 	dp.overlay = overlay;
-	dp.kernel = p->spec.kernel;
-	dp.initrd = p->spec.initrd;
-	dp.cmdline = p->spec.cmdline;
 	if (nvram) {
 		dp.uefi_code = p->conf.uefi_code;
 		dp.nvram = nvram;
 	}
 	dp.seed = seed;
-	dp.console_log = console;
-	dp.channel_socket = channel;
-	if (p->has_net) {
-		jobnet_mac_string(&p->net, p->net.self, mac);
-		dp.net_bridge = p->net.bridge;
-		dp.net_tap = p->net.tap;
-		dp.net_mac = mac;
-	}
-	domain_params_from_conf(&dp, &p->conf);
-	/* virtiofs: each share's virtiofsd listens already (virtiofs.c) */
-	dp.share_transport = p->share_transport;
-	dp.share_sockets = p->share_sockets;
+	if (!dp.console_log || !dp.channel_socket)
+		return PROLOG_NODE_FAULT;
 	if (domain_xml_build(&p->plan, &dp, &xml) < 0) {
 		log_error("job %u: cannot build the domain XML", p->req.job_id);
 		return PROLOG_NODE_FAULT;
@@ -442,7 +448,7 @@ out:
 	return res;
 }
 
-static enum prolog_result boot_relay(struct prolog *p)
+enum prolog_result boot_relay(struct prolog *p, const char *persona)
 {
 	_cleanup_free_ char *relay = NULL,
 			    *channel = state_file(p, "agent.sock");
@@ -460,13 +466,19 @@ static enum prolog_result boot_relay(struct prolog *p)
 	if (journal_step(p, "RELAY", "relay.pid") < 0)
 		return PROLOG_NODE_FAULT;
 	/* clang-format off */
-	char *const argv[] = { relay, "--channel", channel, "--socket", sock,
-			       "--uid", uid, "--gid", gid, "--daemon",
-			       "--pidfile", pidfile, "--log-file", logfile,
-			       "--oom-file", oomfile,
-			       p->conf.allow_root ? "--allow-root" : NULL,
-			       NULL };
+	char *argv[] = { relay, "--channel", channel, "--socket", sock,
+			 "--uid", uid, "--gid", gid, "--daemon",
+			 "--pidfile", pidfile, "--log-file", logfile,
+			 "--oom-file", oomfile, NULL, NULL, NULL, NULL };
 	/* clang-format on */
+	size_t n = 16;
+
+	if (persona) { /* a warm start's guest becomes the job's */
+		argv[n++] = "--persona";
+		argv[n++] = (char *)persona;
+	}
+	if (p->conf.allow_root)
+		argv[n++] = "--allow-root";
 	r = run_wait(argv, 30, out, sizeof(out));
 	if (r != 0) {
 		log_error("job %u: %s did not start (%d): %s", p->req.job_id,
@@ -491,7 +503,7 @@ static bool boot_domain_alive(void *arg)
 	return hv_is_running(w->hv, w->name) != 0;
 }
 
-static enum prolog_result boot_wait_ready(struct prolog *p, double t0)
+enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 {
 	_cleanup_free_ char *exec = NULL;
 	_cleanup_free_ char *sock = state_file(p, "sock/relay.sock");
@@ -576,8 +588,23 @@ enum prolog_result prolog_boot(struct prolog *p)
 	enum prolog_result res;
 	double t0, t;
 
+	/* Devices first: a warm start hot-plugs them as they are bound. */
 	t = t0 = clock_now_s();
-	res = boot_overlay(p, &overlay);
+	res = prolog_bind_devices(p);
+	log_info("job %u: phase devices %.3fs", p->req.job_id,
+		 clock_now_s() - t);
+	if (res == PROLOG_OK && p->conf.boot_mode == BOOT_MODE_WARM) {
+		res = prolog_warm(p);
+		if (res != WARM_COLD) {
+			if (res != PROLOG_OK)
+				boot_undo(p);
+			return res;
+		}
+		res = PROLOG_OK;
+	}
+	t = clock_now_s();
+	if (res == PROLOG_OK)
+		res = boot_overlay(p, &overlay);
 	if (res == PROLOG_OK)
 		res = boot_nvram(p, &nvram);
 	log_info("job %u: phase overlay %.3fs", p->req.job_id,
@@ -596,19 +623,13 @@ enum prolog_result prolog_boot(struct prolog *p)
 	}
 	if (res == PROLOG_OK) {
 		t = clock_now_s();
-		res = prolog_bind_devices(p);
-		log_info("job %u: phase devices %.3fs", p->req.job_id,
-			 clock_now_s() - t);
-	}
-	if (res == PROLOG_OK) {
-		t = clock_now_s();
 		res = boot_domain(p, overlay, nvram, seed);
 		log_info("job %u: phase define+start %.3fs", p->req.job_id,
 			 clock_now_s() - t);
 	}
 	t0 = clock_now_s();
 	if (res == PROLOG_OK)
-		res = boot_relay(p);
+		res = boot_relay(p, NULL);
 	if (res == PROLOG_OK)
 		res = boot_wait_ready(p, t0);
 	if (res != PROLOG_OK)

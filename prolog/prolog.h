@@ -2,6 +2,7 @@
 #pragma once
 /* State of one prolog run, shared by its phases. */
 #include "alloc.h"
+#include "vm/domain.h"
 #include "job/image.h"
 #include "net/jobnet.h"
 #include "hw/placement.h"
@@ -82,6 +83,43 @@ enum prolog_result prolog_network(struct prolog *p);
  * (journaled VIRTIOFSD first); sets share_sockets. A failure is the
  * node's. Anything else: nothing. */
 enum prolog_result prolog_virtiofs(struct prolog *p);
+
+/* boot.c's pieces that the warm start (warm.c) shares. */
+struct boot_names {
+	char name[96];
+	char mac[18];
+	char *console, *channel; /* in the state directory */
+	struct domain_layer backing[IMAGE_CHAIN_MAX];
+};
+struct domain_params;
+/* The domain's parameters a cold boot and a warm start share: name,
+ * user, image chain, kernel, console, channel, NIC, vm.conf's, shares. */
+void boot_domain_params(struct prolog *p, struct boot_names *n,
+			struct domain_params *dp);
+void boot_names_free(struct boot_names *n);
+void boot_domain_name(const struct prolog *p, char *name, size_t size);
+/* qemu-img create @overlay over @base (@backing) or of its size alone. */
+int overlay_create(const char *overlay, const struct image_layer *base,
+		   bool backing, char *out, size_t outlen);
+/* hv_create()'s @before_run for a guest with a job network: @arg is a
+ * struct tap_guard. */
+struct tap_guard {
+	struct prolog *p;
+	bool failed;
+};
+int guard_tap(void *arg);
+void boot_record_qemu(struct prolog *p, const char *name);
+/* The relay; with @persona, the file of the job's identity it hands a
+ * restored guest (slurm-vm-relay --persona). */
+enum prolog_result boot_relay(struct prolog *p, const char *persona);
+enum prolog_result boot_wait_ready(struct prolog *p, double t0);
+
+/* BootMode=warm (warm.c, doc/design.md section 7): restores the guest
+ * from a template of its image and shape, built first when there is none.
+ * PROLOG_OK with the guest ready, a fault as boot's, or WARM_COLD: it
+ * cannot be (the reason logged), nothing of it is left, boot cold. */
+#define WARM_COLD ((enum prolog_result)100)
+enum prolog_result prolog_warm(struct prolog *p);
 
 /* Overlay, seed, virtiofsd, devices, domain, relay, then wait for the agent;
  * every host change journaled first. A job fault leaves the reason in the state

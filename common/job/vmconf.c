@@ -21,6 +21,7 @@ static const char *const domain_types[] = { "kvm", "qemu", NULL };
 static const char *const job_networks[] = { "none", "vxlan", NULL };
 static const char *const share_transports[] = { "9p", "virtiofs", "auto",
 						NULL };
+static const char *const boot_modes[] = { "cold", "warm", NULL };
 static const char *const cpu_modes[] = { "host-passthrough", "host-model",
 					 "maximum", NULL };
 
@@ -61,6 +62,13 @@ static const struct kv_key keys[] = {
 	  .defval = "512"),
 	K("AllowRoot", KV_BOOL, allow_root, .defval = "no"),
 	K("Boot", KV_BOOL, boot, .defval = "yes"),
+	K("BootMode", KV_ENUM, boot_mode, .choices = boot_modes,
+	  .defval = "cold"),
+	K("WarmDir", KV_PATH, warm_dir,
+	  .defval = LOCALSTATEDIR "/lib/slurm-vm/warm"),
+	K("WarmTemplates", KV_UINT, warm_templates, .max = 1024, .defval = "4"),
+	K("WarmCacheSize", KV_U64, warm_cache_gib, .max = 1 << 20,
+	  .defval = "32"),
 	K("UefiCode", KV_PATH, uefi_code,
 	  .defval = "/usr/share/OVMF/OVMF_CODE_4M.fd"),
 	K("UefiVars", KV_PATH, uefi_vars,

@@ -53,6 +53,10 @@ struct vmconf {
 	uint64_t mem_overhead_mb;  /* host memory kept out of the guest */
 	bool allow_root;	   /* guest processes may run as uid 0 */
 	bool boot;		   /* no: check and plan only (testing) */
+	int boot_mode;		   /* enum boot_mode */
+	char *warm_dir;		   /* root's cache of saved templates */
+	unsigned warm_templates;   /* most templates kept; 0: none */
+	uint64_t warm_cache_gib;   /* most bytes the templates take */
 	/* images with Firmware=uefi */
 	char *uefi_code;	  /* OVMF code, read-only pflash */
 	char *uefi_vars;	  /* NVRAM template, copied per job */
@@ -100,6 +104,12 @@ struct vmconf {
 enum job_network {
 	JOB_NETWORK_NONE = 0, /* guests have no network (the default) */
 	JOB_NETWORK_VXLAN,    /* a bridge and a VXLAN per job and node */
+};
+
+/* How a guest starts (doc/design.md section 7). */
+enum boot_mode {
+	BOOT_MODE_COLD = 0, /* every job boots its image */
+	BOOT_MODE_WARM,	    /* restore a saved template of image and shape */
 };
 
 enum shared_dir_transport {

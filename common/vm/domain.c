@@ -5,11 +5,13 @@
 #include <inttypes.h>
 #include <libxml/xmlwriter.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "vm/domain.h"
 #include "core/log.h"
+#include "core/macro.h"
 #include "core/strutil.h"
 
 #define QEMU_XMLNS "http://libvirt.org/schemas/domain/qemu/1.0"
@@ -351,6 +353,27 @@ static void write_backing_chain(struct xw *x, const struct domain_params *p,
 		end(x);
 }
 
+/* A hotplug guest's own devices sit on pcie-root at fixed slots: libvirt
+ * would put a device without an address behind an empty root port, the
+ * one hot-plug fills later. */
+enum fixed_slot {
+	SLOT_DISK = 0x08,
+	SLOT_SEED,
+	SLOT_SERIAL,
+	SLOT_SHARES, /* one each, SHARED_DIRS_MAX at most: up to 0x1a */
+};
+
+static void fixed_address(struct xw *x, const struct domain_params *p,
+			  unsigned slot)
+{
+	char addr[PCI_ADDR_MAX];
+
+	if (!p->hotplug)
+		return;
+	snprintf(addr, sizeof(addr), "0000:00:%02x.0", slot);
+	pci_address(x, addr, false, false);
+}
+
 static void write_disk(struct xw *x, const struct domain_params *p)
 {
 	const char *fmt = p->image_format ? p->image_format : "qcow2";
@@ -370,6 +393,7 @@ static void write_disk(struct xw *x, const struct domain_params *p)
 	empty(x, "target", "dev", "vda", "bus", "virtio", NULL);
 	if (!p->overlay)
 		empty(x, "readonly", NULL); /* never write a shared image */
+	fixed_address(x, p, SLOT_DISK);
 	end(x);
 	if (!p->seed)
 		return;
@@ -382,6 +406,7 @@ static void write_disk(struct xw *x, const struct domain_params *p)
 	empty(x, "source", "file", p->seed, NULL);
 	empty(x, "target", "dev", "vdb", "bus", "virtio", NULL);
 	empty(x, "readonly", NULL);
+	fixed_address(x, p, SLOT_SEED);
 	end(x);
 }
 
@@ -399,6 +424,13 @@ static void write_console(struct xw *x, const struct domain_params *p)
 	end(x);
 	if (!p->channel_socket)
 		return;
+	if (p->hotplug) {
+		start(x, "controller");
+		attr(x, "type", "virtio-serial");
+		attr(x, "index", "0");
+		fixed_address(x, p, SLOT_SERIAL);
+		end(x);
+	}
 	start(x, "channel");
 	attr(x, "type", "unix");
 	empty(x, "source", "mode", "bind", "path", p->channel_socket, NULL);
@@ -454,10 +486,42 @@ static void write_port(struct xw *x, unsigned index, const char *model,
 	end(x);
 }
 
-static void write_buses(struct xw *x, const struct plan *plan)
+/* The controller index after every planned port: a warm start's NIC port. */
+static unsigned ports_end(const struct plan *plan)
+{
+	unsigned k = 1 + plan->n_pxbs;
+
+	for (size_t i = 0; i < plan->n_devices; i++) {
+		const struct plan_device *d = &plan->devices[i];
+
+		if (opens_root_port(plan, i))
+			k += d->sw < 0 ? 1 : 2 + plan->switches[d->sw].n_down;
+	}
+	return k;
+}
+
+static bool wants_nic_port(const struct domain_params *p)
+{
+	return p->hotplug && p->net_bridge;
+}
+
+/* libvirt places it on pcie-root: the NIC has no NUMA cell to be near. */
+static void write_nic_port(struct xw *x, const struct plan *plan)
+{
+	start(x, "controller");
+	attr(x, "type", "pci");
+	attrf(x, "index", "%u", ports_end(plan));
+	attr(x, "model", "pcie-root-port");
+	end(x);
+}
+
+static void write_buses(struct xw *x, const struct plan *plan,
+			const struct domain_params *p)
 {
 	char node[16];
 
+	if (wants_nic_port(p))
+		write_nic_port(x, plan);
 	if (!plan->n_devices)
 		return;
 	empty(x, "controller", "type", "pci", "index", "0", "model",
@@ -536,8 +600,11 @@ static void write_hostdev(struct xw *x, const struct plan *plan, size_t d,
 	}
 }
 
-static void write_interface(struct xw *x, const struct domain_params *p)
+static void write_interface(struct xw *x, const struct plan *plan,
+			    const struct domain_params *p)
 {
+	char addr[PCI_ADDR_MAX];
+
 	if (!p->net_bridge)
 		return;
 	start(x, "interface");
@@ -546,6 +613,10 @@ static void write_interface(struct xw *x, const struct domain_params *p)
 	empty(x, "source", "bridge", p->net_bridge, NULL);
 	empty(x, "target", "dev", p->net_tap, NULL);
 	empty(x, "model", "type", "virtio", NULL);
+	if (wants_nic_port(p)) {
+		snprintf(addr, sizeof(addr), "0000:%02x:00.0", ports_end(plan));
+		pci_address(x, addr, false, false);
+	}
 	end(x);
 }
 
@@ -570,6 +641,7 @@ static void write_shares(struct xw *x, const struct domain_params *p)
 		start(x, "target");
 		attrf(x, "dir", SHARED_DIR_TAG_FMT, i);
 		end(x);
+		fixed_address(x, p, SLOT_SHARES + i);
 		end(x);
 	}
 }
@@ -581,10 +653,12 @@ static void write_devices(struct xw *x, const struct plan *plan,
 	if (p->emulator)
 		text_elem(x, "emulator", p->emulator);
 	write_disk(x, p);
-	write_buses(x, plan);
-	for (size_t d = 0; d < plan->n_devices; d++)
+	write_buses(x, plan, p);
+	/* hot-plugged after a warm start's restore */
+	for (size_t d = 0; !p->hotplug && d < plan->n_devices; d++)
 		write_hostdev(x, plan, d, p);
-	write_interface(x, p);
+	if (!p->hotplug)
+		write_interface(x, plan, p);
 	write_shares(x, p);
 	write_console(x, p);
 	/* nothing the job did not ask for: no USB, no balloon */
@@ -731,6 +805,10 @@ static void write_domain(struct xw *x, const struct plan *plan,
 	text_elem(x, "name", p->name);
 	if (p->uuid)
 		text_elem(x, "uuid", p->uuid);
+	if (p->genid && *p->genid)
+		text_elem(x, "genid", p->genid);
+	else if (p->genid)
+		empty(x, "genid", NULL);
 	write_metadata(x, plan, p);
 	write_memory(x, plan, p);
 	if (p->partition) {
@@ -756,16 +834,17 @@ static void write_domain(struct xw *x, const struct plan *plan,
 	end(x);
 }
 
-int domain_xml_build(const struct plan *plan, const struct domain_params *p,
-		     char **xml)
+/* Writes one item of a document: the domain, or a hot-plugged device. */
+typedef void (*write_fn)(struct xw *x, const struct plan *plan,
+			 const struct domain_params *p, size_t item);
+
+static int write_document(write_fn fn, const struct plan *plan,
+			  const struct domain_params *p, size_t item,
+			  char **xml)
 {
 	xmlBufferPtr buf;
 	struct xw x = { 0 };
-	int r;
 
-	r = check_params(plan, p);
-	if (r < 0)
-		return r;
 	buf = xmlBufferCreate();
 	if (!buf)
 		return -ENOMEM;
@@ -776,7 +855,7 @@ int domain_xml_build(const struct plan *plan, const struct domain_params *p,
 	}
 	xmlTextWriterSetIndent(x.w, 1);
 	xmlTextWriterSetIndentString(x.w, BAD_CAST "  ");
-	write_domain(&x, plan, p);
+	fn(&x, plan, p, item);
 	xw_check(&x, xmlTextWriterEndDocument(x.w));
 	xmlFreeTextWriter(x.w);
 	if (x.err) {
@@ -787,4 +866,69 @@ int domain_xml_build(const struct plan *plan, const struct domain_params *p,
 	*xml = strdup((const char *)xmlBufferContent(buf));
 	xmlBufferFree(buf);
 	return *xml ? 0 : -ENOMEM;
+}
+
+static void write_domain_item(struct xw *x, const struct plan *plan,
+			      const struct domain_params *p, size_t item)
+{
+	(void)item;
+	write_domain(x, plan, p);
+}
+
+int domain_xml_build(const struct plan *plan, const struct domain_params *p,
+		     char **xml)
+{
+	int r = check_params(plan, p);
+
+	return r < 0 ? r : write_document(write_domain_item, plan, p, 0, xml);
+}
+
+static void write_nic_item(struct xw *x, const struct plan *plan,
+			   const struct domain_params *p, size_t item)
+{
+	(void)item;
+	write_interface(x, plan, p);
+}
+
+static void write_device_item(struct xw *x, const struct plan *plan,
+			      const struct domain_params *p, size_t item)
+{
+	write_hostdev(x, plan, item, p);
+}
+
+int domain_hotplug_xmls(const struct plan *plan, const struct domain_params *p,
+			char ***xmls)
+{
+	_cleanup_(strv_freep) char **v = NULL;
+	size_t n = 0;
+	int r;
+
+	r = check_params(plan, p);
+	if (r < 0)
+		return r;
+	for (size_t d = 0; d < plan->n_devices; d++)
+		if (p->attach == DEVICE_ATTACH_VFIO &&
+		    plan->devices[d].n_funcs > 1) {
+			log_info("domain %s: device %s has %zu functions: "
+				 "libvirt hot-plugs only one",
+				 p->name, plan->devices[d].addr,
+				 plan->devices[d].n_funcs);
+			return -EOPNOTSUPP;
+		}
+	v = calloc(plan->n_devices + 2, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (p->net_bridge) {
+		r = write_document(write_nic_item, plan, p, 0, &v[n++]);
+		if (r < 0)
+			return r;
+	}
+	for (size_t d = 0; d < plan->n_devices; d++) {
+		r = write_document(write_device_item, plan, p, d, &v[n++]);
+		if (r < 0)
+			return r;
+	}
+	*xmls = v;
+	v = NULL;
+	return 0;
 }

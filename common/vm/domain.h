@@ -113,6 +113,15 @@ struct domain_params {
 	 * share_sockets[i], an absolute path */
 	enum shared_dir_transport share_transport;
 	char *const *share_sockets;
+
+	/* A warm start's template and the jobs restored from it
+	 * (doc/design.md section 7): the planned devices' ports stay empty
+	 * and so does one more root port for the NIC (with net_bridge), to
+	 * be filled live by domain_hotplug_xmls(). */
+	bool hotplug;
+	/* <genid>: NULL none, "" one libvirt makes, else this value (a
+	 * restore keeps the saved one, and libvirt then gives a new one) */
+	const char *genid;
 };
 
 /* Fills the vm.conf-derived fields of @p (type, mode, emulator, binding,
@@ -123,3 +132,11 @@ void domain_params_from_conf(struct domain_params *p,
 /* Returns 0 and a malloc'd NUL-terminated document in @xml, or -errno. */
 int domain_xml_build(const struct plan *plan, const struct domain_params *p,
 		     char **xml);
+
+/* For a @p->hotplug guest: what hot-plug puts on its empty ports, one
+ * device XML each at the planned guest address: the NIC first (with
+ * net_bridge), then one per planned device. @xmls is NULL-terminated and
+ * malloc'd (free with str_list_free). -EOPNOTSUPP for a device libvirt
+ * cannot hot-plug (more than one function: it plugs function 0 only). */
+int domain_hotplug_xmls(const struct plan *plan, const struct domain_params *p,
+			char ***xmls);

@@ -135,6 +135,18 @@ static int hv_run(virDomainPtr dom, uint64_t mem_limit_mib,
 	return r;
 }
 
+/* The <name> of a domain XML we wrote: no parser needed for our own. */
+static int hv_xml_name(const char *xml, char *name, size_t size)
+{
+	const char *b = strstr(xml, "<name>"), *e;
+
+	if (!b || !(e = strstr(b += 6, "</name>")) || (size_t)(e - b) >= size)
+		return -EINVAL;
+	memcpy(name, b, (size_t)(e - b));
+	name[e - b] = '\0';
+	return 0;
+}
+
 int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
 	      int (*before_run)(void *arg), void *arg)
 {
@@ -149,6 +161,66 @@ int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
 	}
 	if (paused)
 		r = hv_run(dom, mem_limit_mib, before_run, arg);
+	virDomainFree(dom);
+	return r;
+}
+
+int hv_restore(struct hypervisor *hv, const char *path, const char *xml,
+	       uint64_t mem_limit_mib, int (*before_run)(void *arg), void *arg)
+{
+	virDomainPtr dom;
+	char name[256];
+	int r;
+
+	if (virDomainRestoreFlags(hv->conn, path, xml, VIR_DOMAIN_SAVE_PAUSED) <
+	    0) {
+		log_error("libvirt cannot restore the saved guest %s: %s", path,
+			  hv_last_error());
+		return -EIO;
+	}
+	/* virDomainRestoreFlags returns no handle: the XML names it. */
+	r = hv_xml_name(xml, name, sizeof(name));
+	if (r < 0)
+		return r;
+	dom = hv_lookup(hv, name);
+	if (!dom) {
+		log_error("restored guest %s is gone: %s", name,
+			  hv_last_error());
+		return -EIO;
+	}
+	r = hv_run(dom, mem_limit_mib, before_run, arg);
+	virDomainFree(dom);
+	return r;
+}
+
+int hv_save(struct hypervisor *hv, const char *name, const char *path)
+{
+	virDomainPtr dom = hv_lookup(hv, name);
+	int r = 0;
+
+	if (!dom)
+		return hv_no_domain() ? -ENOENT : -EIO;
+	if (virDomainSaveFlags(dom, path, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
+		log_error("libvirt cannot save guest %s to %s: %s", name, path,
+			  hv_last_error());
+		r = -EIO;
+	}
+	virDomainFree(dom);
+	return r;
+}
+
+int hv_attach(struct hypervisor *hv, const char *name, const char *xml)
+{
+	virDomainPtr dom = hv_lookup(hv, name);
+	int r = 0;
+
+	if (!dom)
+		return hv_no_domain() ? -ENOENT : -EIO;
+	if (virDomainAttachDeviceFlags(dom, xml, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+		log_error("libvirt cannot hot-plug into guest %s: %s", name,
+			  hv_last_error());
+		r = -EIO;
+	}
 	virDomainFree(dom);
 	return r;
 }

@@ -27,6 +27,17 @@ void hv_close(struct hypervisor *hv);
  * failure, the reason logged; @before_run's own error otherwise. */
 int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
 	      int (*before_run)(void *arg), void *arg);
+/* hv_create() for a warm start: the guest saved in @path (a FIFO the
+ * caller feeds, or a file) comes back paused as @xml describes it (the
+ * same ABI, other paths: doc/design.md section 7), is bounded, gets its
+ * devices from @before_run, and runs. The same errors as hv_create(). */
+int hv_restore(struct hypervisor *hv, const char *path, const char *xml,
+	       uint64_t mem_limit_mib, int (*before_run)(void *arg), void *arg);
+/* Saves the running domain @name's memory and devices to the new file
+ * @path (libvirt's save image); the domain is gone after. */
+int hv_save(struct hypervisor *hv, const char *name, const char *path);
+/* Hot-plugs the device described by @xml into the live domain @name. */
+int hv_attach(struct hypervisor *hv, const char *name, const char *xml);
 /* hv_create()'s second half without @before_run: lets the paused domain
  * @name run once its memory hard limit is set, and destroys it when that
  * cannot be. */

@@ -200,39 +200,13 @@ static void write_hosts(FILE *f, const char *hosts)
 	}
 }
 
-int seed_user_data(const struct seed_params *p, char **out)
+/* The job user as on the host; none (a warm start's template): no user,
+ * not even the image's default one. */
+static void write_user(FILE *f, const struct user_info *u)
 {
-	const struct user_info *u = p->user;
-	size_t len;
-	FILE *f;
-	int r;
-
-	r = check_name("user name", u->name)
-		    ?: check_name("group name", u->primary.name);
-	for (size_t i = 0; r == 0 && i < u->n_groups; i++)
-		r = check_name("group name", u->groups[i].name);
-	if (r < 0)
-		return r;
-	f = open_memstream(out, &len);
-	if (!f)
-		return -ENOMEM;
-	fprintf(f,
-		"#cloud-config\n"
-		"# slurm-vm: job %" PRIu32 ".%u, its user as on the host\n",
-		p->job_id, p->restart);
-	/* Groups first, with the host's gids: users_groups runs after bootcmd
-	 * and knows no gids. */
-	fputs("bootcmd:\n", f);
-	write_groupadd(f, &u->primary);
-	for (size_t i = 0; i < u->n_groups; i++)
-		write_groupadd(f, &u->groups[i]);
-	for (unsigned i = 0; i < p->n_shares; i++)
-		write_share_mount(f, i, p->shares[i], p->share_transport);
-	fputs("  - - sh\n    - -c\n    - |\n", f);
-	for (const char *l = agent_start_script; *l;) {
-		size_t n = strcspn(l, "\n");
-		fprintf(f, "      %.*s\n", (int)n, l);
-		l += n + (l[n] == '\n');
+	if (!u) {
+		fputs("users: []\n", f);
+		return;
 	}
 	fputs("users:\n  - name: ", f);
 	yaml_str(f, u->name);
@@ -253,6 +227,43 @@ int seed_user_data(const struct seed_params *p, char **out)
 	fputs("\n    shell: ", f);
 	yaml_str(f, u->shell);
 	fputs("\n    lock_passwd: true\n", f);
+}
+
+int seed_user_data(const struct seed_params *p, char **out)
+{
+	const struct user_info *u = p->user;
+	size_t len;
+	FILE *f;
+	int r = 0;
+
+	if (u)
+		r = check_name("user name", u->name)
+			    ?: check_name("group name", u->primary.name);
+	for (size_t i = 0; r == 0 && u && i < u->n_groups; i++)
+		r = check_name("group name", u->groups[i].name);
+	if (r < 0)
+		return r;
+	f = open_memstream(out, &len);
+	if (!f)
+		return -ENOMEM;
+	fprintf(f,
+		"#cloud-config\n"
+		"# slurm-vm: job %" PRIu32 ".%u, its user as on the host\n",
+		p->job_id, p->restart);
+	/* Groups first, with the host's gids: users_groups runs after bootcmd
+	 * and knows no gids. */
+	fputs("bootcmd:\n", f);
+	for (size_t i = 0; u && i <= u->n_groups; i++)
+		write_groupadd(f, i ? &u->groups[i - 1] : &u->primary);
+	for (unsigned i = 0; i < p->n_shares; i++)
+		write_share_mount(f, i, p->shares[i], p->share_transport);
+	fputs("  - - sh\n    - -c\n    - |\n", f);
+	for (const char *l = agent_start_script; *l;) {
+		size_t n = strcspn(l, "\n");
+		fprintf(f, "      %.*s\n", (int)n, l);
+		l += n + (l[n] == '\n');
+	}
+	write_user(f, u);
 	write_ssh_keys(f, p->ssh_keys);
 	fputs("ssh_pwauth: false\n", f);
 	/* The agent starts when cloud-init's init stage ends: keep it short.
@@ -358,11 +369,15 @@ static int iso_give_to_user(int dirfd, const char *iso_path,
 			    const struct user_info *u)
 {
 	_cleanup_close_ int fd = -1;
+	uid_t uid = u ? u->uid : 0;
 
+	/* No user: a warm start's template seed, which every job's qemu
+	 * reads and which holds nothing of anyone's. */
 	fd = openat(dirfd, SEED_ISO_PACKED, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fchown(fd, u->uid, u->gid) < 0 || fchmod(fd, 0600) < 0)
+	if (fd < 0 || fchown(fd, uid, u ? u->gid : 0) < 0 ||
+	    fchmod(fd, u ? 0600 : 0644) < 0)
 		return log_errno(errno, "cannot give the seed to uid %u",
-				 (unsigned)u->uid);
+				 (unsigned)uid);
 	if (renameat(dirfd, SEED_ISO_PACKED, AT_FDCWD, iso_path) < 0)
 		return log_errno(errno, "cannot move the seed to %s", iso_path);
 	return 0;

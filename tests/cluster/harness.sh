@@ -690,6 +690,9 @@ _harness_write_config() {
 	# HARNESS_GPU_GROUPS and HARNESS_IBVF_GROUPS' defaults).
 	printf '\n# test cluster: the devices behind the fake /dev/vfio nodes\nSysfsRoot=%s\n' \
 		"$HARNESS_REPO/tests/fixtures/sysfs/cluster" >>"$etc/vm.conf"
+	# BootMode=warm's templates: the cluster's own, like its overlays.
+	printf '# test cluster: warm templates of its own\nWarmDir=%s\n' \
+		"$HARNESS_DIR/vm/warm" >>"$etc/vm.conf"
 	[ "${HARNESS_INSTALLED:-0}" = 1 ] ||
 		printf '# test cluster: the relay and exec of this build\nHelperDir=%s\n' \
 			"$HARNESS_BIN" >>"$etc/vm.conf"
@@ -851,6 +854,7 @@ _harness_node_configs() {
 			"$d/plugstack.conf"
 		sed -i -e "s|^StateDir=.*|StateDir=$HARNESS_DIR/nodes/$node/vm/state|" \
 			-e "s|^OverlayDir=.*|OverlayDir=$HARNESS_DIR/nodes/$node/vm/overlay|" \
+			-e "s|^WarmDir=.*|WarmDir=$HARNESS_DIR/nodes/$node/vm/warm|" \
 			"$d/vm.conf"
 		# mpi/pmix names its clients' directory in /tmp by job and
 		# step only: nodes sharing one /tmp would collide.

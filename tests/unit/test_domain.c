@@ -18,6 +18,7 @@
 #include "hw/devices.h"
 #include "vm/domain.h"
 #include "core/log.h"
+#include "core/strutil.h"
 #include "hw/placement.h"
 
 #define SANDY SRCDIR "/tests/fixtures/topology/32em64t-2n8c2t-pci-normalio.xml"
@@ -484,6 +485,79 @@ static void test_job_network(void **state)
 	assert_null(xml);
 }
 
+/* A warm start's template and restore (hotplug): the NIC and the devices
+ * are left out, their ports stay, one more for the NIC; what is hot-plugged
+ * later lands where a cold boot of the same plan puts it. */
+static void test_hotplug(void **state)
+{
+	struct ctx *c = *state;
+	struct domain_params p;
+	char *cold_rng[3], *nic_port, *got, **hot = NULL;
+
+	base_params(&p);
+	p.attach = DEVICE_ATTACH_EMULATE;
+	p.net_bridge = "svmb2a";
+	p.net_tap = "svmt2a";
+	p.net_mac = "02:53:00:00:00:02";
+	build(c, &p);
+	for (int i = 0; i < 3; i++) {
+		char expr[64];
+
+		snprintf(expr, sizeof(expr), "//rng[%d]/address/@bus", i + 1);
+		cold_rng[i] = xstr(c, expr);
+	}
+	assert_xpath(c, "count(/domain/genid)", "0");
+
+	p.hotplug = true;
+	p.genid = "";
+	build(c, &p);
+	assert_xpath(c, "count(//rng)", "0");
+	assert_xpath(c, "count(//interface)", "0");
+	assert_xpath(c, "count(//controller[@model='pcie-root-port'])", "4");
+	assert_xpath(c, "count(/domain/genid)", "1");
+	assert_xpath(c, "/domain/genid", "");
+	nic_port = xstr(c, "//controller[@model='pcie-root-port']"
+			   "[not(address)]/@index");
+	/* nothing left for libvirt to place behind the empty ports */
+	assert_xpath(c, "//disk[target/@dev='vda']/address/@bus", "0x00");
+	assert_xpath(c, "//disk[target/@dev='vdb']/address/@bus", "0x00");
+	assert_xpath(c, "//controller[@type='virtio-serial']/address/@slot",
+		     "0x0a");
+	assert_libvirt_accepts(c, "a warm template");
+
+	p.genid = "4b2c1a6e-33a0-4c6b-9d0c-5f8e2d7a1b90";
+	build(c, &p);
+	assert_xpath(c, "/domain/genid", p.genid);
+
+	assert_int_equal(domain_hotplug_xmls(&c->plan, &p, &hot), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_non_null(hot[i]);
+		reset(c);
+		c->xml = strdup(hot[i]);
+		c->doc = xmlReadMemory(c->xml, strlen(c->xml), "dev.xml", NULL,
+				       XML_PARSE_NONET);
+		assert_non_null(c->doc);
+		c->xp = xmlXPathNewContext(c->doc);
+		got = xstr(c, "/*/address/@bus");
+		if (i == 0) {
+			assert_xpath(c, "/interface/mac/@address",
+				     "02:53:00:00:00:02");
+			assert_xpath(c, "/interface/target/@dev", "svmt2a");
+			assert_int_equal(strtoul(got, NULL, 16),
+					 strtoul(nic_port, NULL, 10));
+		} else {
+			assert_xpath(c, "name(/*)", "rng");
+			assert_string_equal(got, cold_rng[i - 1]);
+		}
+		free(got);
+	}
+	assert_null(hot[4]);
+	strv_free(hot);
+	free(nic_port);
+	for (int i = 0; i < 3; i++)
+		free(cold_rng[i]);
+}
+
 /* Share @i's filesystem element: XPath @rel below it is @want. */
 static void assert_share(struct ctx *c, unsigned i, const char *rel,
 			 const char *want)
@@ -688,6 +762,7 @@ int main(void)
 		cmocka_unit_test(test_backing_chain),
 		cmocka_unit_test(test_path_encoding),
 		cmocka_unit_test(test_job_network),
+		cmocka_unit_test(test_hotplug),
 		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_shares_virtiofs),
 		cmocka_unit_test(test_bad_params),

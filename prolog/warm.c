@@ -1,0 +1,893 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * BootMode=warm (doc/design.md section 7): the job's guest is restored
+ * from a template, a guest of the same image and shape booted once on this
+ * node, without any job's identity, and saved. A template is WarmDir/KEY/:
+ * its frozen overlay (every job's backing file), its seed, its save image
+ * and, last, the marker that says it is whole. KEY digests what the saved
+ * state depends on: the template's own domain XML (the guest's shape), the
+ * files it boots and slurm-vm's version.
+ *
+ * A restore reads the save image through a FIFO with its head rewritten to
+ * the job's name and uuid (vm/saveimage.h), hot-plugs the NIC and devices
+ * into the paused guest, lets it run, and the relay hands the agent the
+ * job's identity (slurm-vm-relay --persona) before the guest is ready.
+ * Whatever refuses (no template can be made, libvirt, a hot-plug, a guest
+ * that does not take its identity) is a cold boot: WARM_COLD.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "channel/proto.h"
+#include "core/clock.h"
+#include "core/fileutil.h"
+#include "core/log.h"
+#include "core/macro.h"
+#include "core/run.h"
+#include "core/strutil.h"
+#include "job/user.h"
+#include "prolog.h"
+#include "vm/domain.h"
+#include "vm/hypervisor.h"
+#include "vm/pidfile.h"
+#include "vm/saveimage.h"
+#include "vm/seed.h"
+
+#define WARM_SAVE	 "state.save"
+#define WARM_OVERLAY	 "overlay.qcow2"
+#define WARM_SEED	 "seed.iso"
+#define WARM_MARKER	 "template"
+#define WARM_FIFO	 "warm.fifo"
+#define WARM_PERSONA	 "persona"
+#define WARM_DOMAIN	 "svm-warm-"
+#define WARM_HOSTNAME	 "slurm-vm-template"
+#define WARM_KEY_LEN	 16
+#define WARM_LOCK_WAIT_S 0 /* a template being made: boot cold meanwhile */
+
+struct warm {
+	char key[WARM_KEY_LEN + 1];
+	char *dir; /* WarmDir/KEY */
+	char *save, *overlay, *seed, *marker;
+	char *key_text; /* what the key digests, kept in the marker */
+};
+
+static void warm_free(struct warm *w)
+{
+	free(w->dir);
+	free(w->save);
+	free(w->overlay);
+	free(w->seed);
+	free(w->marker);
+	free(w->key_text);
+}
+
+/* Why this job boots cold though BootMode=warm; NULL: it need not. */
+static const char *warm_refusal(const struct prolog *p)
+{
+	if (!p->spec.name)
+		return "a user's image boots cold (its template would be "
+		       "theirs to tamper with)";
+	if (p->spec.firmware && strcmp(p->spec.firmware, "uefi") == 0)
+		return "UEFI guests boot cold";
+	if (vmconf_n_shared_dirs(&p->conf) &&
+	    p->share_transport == SHARED_DIR_VIRTIOFS)
+		return "libvirt cannot save a guest with virtiofs shares";
+	if (!p->conf.warm_templates)
+		return "WarmTemplates=0";
+	return NULL;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* What a file is: a replaced image, kernel or agent is another template. */
+static void key_file(FILE *f, const char *what, const char *path)
+{
+	struct stat st;
+
+	if (!path)
+		return;
+	if (stat(path, &st) < 0) {
+		fprintf(f, "%s %s missing\n", what, path);
+		return;
+	}
+	fprintf(f, "%s %s %ju %ju %jd %ld.%09ld\n", what, path,
+		(uintmax_t)st.st_dev, (uintmax_t)st.st_ino,
+		(intmax_t)st.st_size, (long)st.st_mtim.tv_sec,
+		st.st_mtim.tv_nsec);
+}
+
+/* The template XML without what differs between jobs of one shape: the
+ * pinning, the host NUMA nodes, the job's metadata. */
+static void key_xml(FILE *f, const char *xml)
+{
+	static const char *const skip[][2] = {
+		{ "<metadata>", "</metadata>" },
+		{ "<cputune>", "</cputune>" },
+		{ "<numatune>", "</numatune>" },
+	};
+
+	while (*xml) {
+		const char *next = NULL;
+		size_t k = 0;
+
+		for (size_t i = 0; i < ARRAY_SIZE(skip); i++) {
+			const char *at = strstr(xml, skip[i][0]);
+
+			if (at && (!next || at < next)) {
+				next = at;
+				k = i;
+			}
+		}
+		if (!next) {
+			fputs(xml, f);
+			return;
+		}
+		fwrite(xml, 1, (size_t)(next - xml), f);
+		xml = strstr(next, skip[k][1]);
+		if (!xml)
+			return;
+		xml += strlen(skip[k][1]);
+	}
+}
+
+static int warm_paths(struct prolog *p, struct warm *w)
+{
+	if (asprintf(&w->dir, "%s/%s", p->conf.warm_dir, w->key) < 0 ||
+	    asprintf(&w->save, "%s/" WARM_SAVE, w->dir) < 0 ||
+	    asprintf(&w->overlay, "%s/" WARM_OVERLAY, w->dir) < 0 ||
+	    asprintf(&w->seed, "%s/" WARM_SEED, w->dir) < 0 ||
+	    asprintf(&w->marker, "%s/" WARM_MARKER, w->dir) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The template's domain parameters: the job's shape, root's qemu (no job
+ * user may touch what later jobs restore), no identity, its own files in
+ * @dir, the shares' devices pointed at an empty directory. */
+static void template_params(struct prolog *p, struct boot_names *n,
+			    const char *dir, struct domain_params *dp,
+			    char **share_dirs, char **paths)
+{
+	unsigned n_shares = (unsigned)vmconf_n_shared_dirs(&p->conf);
+
+	boot_domain_params(p, n, dp);
+	dp->uid = 0;
+	dp->gid = 0;
+	dp->hotplug = true;
+	dp->genid = "";
+	snprintf(n->name, sizeof(n->name), WARM_DOMAIN "%s",
+		 dir + strlen(dir) - WARM_KEY_LEN);
+	if (asprintf(&paths[0], "%s/console.log", dir) < 0)
+		paths[0] = NULL;
+	if (asprintf(&paths[1], "%s/agent.sock", dir) < 0)
+		paths[1] = NULL;
+	if (asprintf(&paths[2], "%s/empty", dir) < 0)
+		paths[2] = NULL;
+	dp->console_log = paths[0];
+	dp->channel_socket = paths[1];
+	for (unsigned i = 0; i < n_shares; i++)
+		share_dirs[i] = paths[2];
+	dp->shares = share_dirs;
+	dp->n_shares = n_shares;
+	dp->share_sockets = NULL;
+}
+
+/* KEY: the digest of the template's XML (laid out in a stand-in WarmDir),
+ * the files it boots, the agent its seed carries, slurm-vm's version. */
+static int warm_key(struct prolog *p, const char *agent, struct warm *w)
+{
+	_cleanup_(boot_names_free) struct boot_names n = { 0 };
+	_cleanup_free_ char *xml = NULL;
+	char *share_dirs[SHARED_DIRS_MAX] = { 0 }, *paths[3] = { 0 };
+	struct domain_params dp = { 0 };
+	char key_dir[] = "/warm/0000000000000000";
+	size_t len;
+	FILE *f;
+	int r;
+
+	template_params(p, &n, key_dir, &dp, share_dirs, paths);
+	dp.overlay = "/warm/" WARM_OVERLAY;
+	dp.seed = "/warm/" WARM_SEED;
+	r = domain_xml_build(&p->plan, &dp, &xml);
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+		free(paths[i]);
+	if (r < 0)
+		return r;
+	f = open_memstream(&w->key_text, &len);
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "slurm-vm %s\n", PACKAGE_VERSION);
+	for (unsigned i = 0; i < p->chain.depth; i++)
+		key_file(f, "layer", p->chain.layers[i].path);
+	key_file(f, "kernel", p->spec.kernel);
+	key_file(f, "initrd", p->spec.initrd);
+	key_file(f, "emulator",
+		 p->conf.emulator ?: "/usr/bin/qemu-system-x86_64");
+	key_file(f, "agent", agent);
+	key_xml(f, xml);
+	if (fclose(f) != 0)
+		return -ENOMEM;
+	snprintf(w->key, sizeof(w->key), "%016" PRIx64, fnv1a(w->key_text));
+	return warm_paths(p, w);
+}
+
+/* Waits until the agent on the channel socket @path says READY. */
+static int agent_wait_ready(const char *path, unsigned timeout_s)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct proto_hello hello = { .min_version = PROTO_VERSION_MIN,
+				     .max_version = PROTO_VERSION_MAX };
+	struct proto_reader rd = { 0 };
+	struct proto_buf out = { 0 };
+	struct proto_frame fr;
+	double end = clock_now_s() + timeout_s;
+	int fd = -1, r = -ETIMEDOUT;
+
+	if (strlen(path) >= sizeof(sa.sun_path) || proto_reader_init(&rd) < 0)
+		return -EINVAL;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getrandom(&hello.nonce, sizeof(hello.nonce), 0) < 0 ||
+	    proto_put_hello(&out, &hello) < 0) {
+		r = -errno ?: -EIO;
+		goto out;
+	}
+	while (proto_buf_pending(&out))
+		if (proto_buf_write(&out, fd) < 0)
+			goto out;
+	while (clock_now_s() < end) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 200) < 0 && errno != EINTR)
+			break;
+		if (!(pfd.revents & (POLLIN | POLLHUP)))
+			continue;
+		if (proto_reader_pull(&rd, fd) < 0)
+			break;
+		while (proto_reader_next(&rd, &fr) > 0)
+			if (fr.hdr.kind == PROTO_READY) {
+				r = 0;
+				goto out;
+			}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	proto_buf_free(&out);
+	proto_reader_free(&rd);
+	return r;
+}
+
+/* The template's seed: a hostname and the agent, nobody's user. */
+static int template_seed(struct prolog *p, const struct warm *w,
+			 const char *agent)
+{
+	_cleanup_free_ char *seed_dir = NULL;
+	struct seed_params sp = {
+		.hostname = WARM_HOSTNAME,
+		.agent = agent,
+	};
+
+	(void)p;
+	if (asprintf(&seed_dir, "%s/seed", w->dir) < 0)
+		return -ENOMEM;
+	if (mkdir(seed_dir, 0700) < 0 && errno != EEXIST)
+		return log_errno(errno, "cannot create %s", seed_dir);
+	return seed_build(&sp, seed_dir, w->seed);
+}
+
+/* Boots the template, waits for its agent and saves it; its overlay is
+ * then read-only, every job's backing file. */
+static int template_boot_save(struct prolog *p, const struct warm *w)
+{
+	_cleanup_(boot_names_free) struct boot_names n = { 0 };
+	_cleanup_free_ char *xml = NULL;
+	char *share_dirs[SHARED_DIRS_MAX] = { 0 }, *paths[3] = { 0 };
+	struct domain_params dp = { 0 };
+	struct hypervisor *hv = NULL;
+	double t0 = clock_now_s();
+	int r;
+
+	template_params(p, &n, w->dir, &dp, share_dirs, paths);
+	dp.overlay = w->overlay;
+	dp.seed = w->seed;
+	r = paths[2] ? mkdir(paths[2], 0755) : -ENOMEM;
+	if (r == 0)
+		r = domain_xml_build(&p->plan, &dp, &xml);
+	if (r == 0)
+		r = hv_open(p->conf.libvirt_uri, &hv);
+	if (r == 0) {
+		/* a prolog killed while it made this one left it running */
+		hv_destroy(hv, n.name);
+		r = hv_create(hv, xml, p->plan.mem_limit_mib, NULL, NULL);
+	}
+	if (r == 0) {
+		r = agent_wait_ready(dp.channel_socket, p->conf.boot_timeout);
+		if (r < 0)
+			log_error("warm template %s: its agent was not ready "
+				  "within %us (%s/console.log)",
+				  n.name, p->conf.boot_timeout, w->dir);
+		else
+			r = hv_save(hv, n.name, w->save);
+		if (r < 0)
+			hv_destroy(hv, n.name);
+	}
+	if (r == 0)
+		log_info("job %u: warm template %s booted and saved in %.1fs",
+			 p->req.job_id, w->key, clock_now_s() - t0);
+	hv_close(hv);
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+		free(paths[i]);
+	return r;
+}
+
+/* The marker last: a template without it is unfinished. */
+static int marker_write(const char *path, const char *text)
+{
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(text);
+
+	if (asprintf(&tmp, "%s.new", path) < 0)
+		return -ENOMEM;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0444);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) < 0 ||
+	    rename(tmp, path) < 0)
+		return log_errno(errno ?: EIO, "cannot write %s", path);
+	return 0;
+}
+
+static int remove_tree(const char *path)
+{
+	char *const argv[] = { "/bin/rm", "-rf", "--", (char *)path, NULL };
+	char out[256];
+
+	return run_wait(argv, 60, out, sizeof(out));
+}
+
+/* Makes the template in WarmDir/KEY (another prolog making it: -EBUSY). */
+static int template_build(struct prolog *p, const struct warm *w,
+			  const char *agent, int lock_fd)
+{
+	char out[1024];
+	int r;
+
+	(void)lock_fd;
+	remove_tree(w->dir); /* an unfinished one */
+	if (mkdir(w->dir, 0755) < 0)
+		return log_errno(errno, "cannot create %s", w->dir);
+	r = overlay_create(w->overlay, &p->chain.layers[0], true, out,
+			   sizeof(out));
+	if (r != 0) {
+		log_error("warm template %s: qemu-img: %s", w->key, out);
+		r = -EIO;
+	}
+	if (r == 0)
+		r = template_seed(p, w, agent);
+	if (r == 0)
+		r = template_boot_save(p, w);
+	if (r == 0 && (chmod(w->overlay, 0444) < 0 || chmod(w->save, 0400) < 0))
+		r = log_errno(errno, "cannot freeze template %s", w->dir);
+	if (r == 0)
+		r = marker_write(w->marker, w->key_text);
+	if (r < 0)
+		remove_tree(w->dir);
+	return r;
+}
+
+static int lock_template(const struct prolog *p, const struct warm *w)
+{
+	_cleanup_free_ char *path = NULL;
+	int fd;
+
+	if (asprintf(&path, "%s/%s.lock", p->conf.warm_dir, w->key) < 0)
+		return -ENOMEM;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return log_errno(errno, "cannot open %s", path);
+	/* Shared to restore (the template stays), exclusive to make it. */
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+		close(fd);
+		return -EBUSY;
+	}
+	return fd;
+}
+
+/* The template of @w, made when there is none: the lock fd held while the
+ * job uses it, or -errno (-EBUSY: another prolog makes it). */
+static int template_ready(struct prolog *p, struct warm *w, const char *agent)
+{
+	int fd, r;
+
+	r = dir_open_root_private(p->conf.warm_dir, 0755, "WarmDir");
+	if (r < 0)
+		return r;
+	close(r);
+	fd = lock_template(p, w);
+	if (fd < 0)
+		return fd;
+	if (access(w->marker, F_OK) == 0)
+		return fd;
+	/* None: make it, alone. */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -EBUSY;
+	}
+	r = template_build(p, w, agent, fd);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	flock(fd, LOCK_SH);
+	return fd;
+}
+
+/* A template in WarmDir: its key, when it was last used (the marker's
+ * mtime, touched by each restore) and what it takes on disk. */
+struct cached {
+	char key[WARM_KEY_LEN + 1];
+	struct timespec used;
+	uint64_t bytes;
+};
+
+static int cached_by_use(const void *a, const void *b)
+{
+	const struct cached *x = a, *y = b;
+
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	return (x->used.tv_nsec > y->used.tv_nsec) -
+	       (x->used.tv_nsec < y->used.tv_nsec);
+}
+
+static bool is_key(const char *name)
+{
+	return strlen(name) == WARM_KEY_LEN &&
+	       strspn(name, "0123456789abcdef") == WARM_KEY_LEN;
+}
+
+static uint64_t dir_bytes(int dfd)
+{
+	_cleanup_(closedirp) DIR *d = fdopendir(dfd);
+	struct dirent *e;
+	struct stat st;
+	uint64_t sum = 0;
+
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while ((e = readdir(d)))
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
+			    0 &&
+		    S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_blocks * 512;
+	return sum;
+}
+
+/* Drops template @key unless a prolog uses or makes it. */
+static bool template_drop(const char *warm_dir, const char *key)
+{
+	_cleanup_free_ char *lock = NULL, *dir = NULL;
+	_cleanup_close_ int fd = -1;
+
+	if (asprintf(&lock, "%s/%s.lock", warm_dir, key) < 0 ||
+	    asprintf(&dir, "%s/%s", warm_dir, key) < 0)
+		return false;
+	fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return false;
+	if (remove_tree(dir) != 0)
+		return false;
+	unlink(lock);
+	return true;
+}
+
+/* Keeps WarmDir within WarmTemplates= and WarmCacheSize=: the templates
+ * used longest ago go first; unfinished ones nobody makes go at once. */
+static void warm_evict(const struct vmconf *conf)
+{
+	_cleanup_(closedirp) DIR *d = opendir(conf->warm_dir);
+	_cleanup_free_ struct cached *c = NULL;
+	uint64_t total = 0, limit = conf->warm_cache_gib << 30;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	struct stat st;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int dfd;
+
+		if (!is_key(e->d_name))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) <
+			    0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		dfd = openat(dirfd(d), e->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		if (fstatat(dfd, WARM_MARKER, &st, 0) < 0) {
+			close(dfd);
+			if (template_drop(conf->warm_dir, e->d_name))
+				log_info("warm template %s was unfinished: "
+					 "dropped",
+					 e->d_name);
+			continue;
+		}
+		if (n == cap) {
+			struct cached *m =
+				realloc(c, (cap = cap * 2 + 8) * sizeof(*c));
+			if (!m) {
+				close(dfd);
+				return;
+			}
+			c = m;
+		}
+		snprintf(c[n].key, sizeof(c[n].key), "%s", e->d_name);
+		c[n].used = st.st_mtim;
+		c[n].bytes = dir_bytes(dfd);
+		total += c[n++].bytes;
+	}
+	qsort(c, n, sizeof(*c), cached_by_use);
+	for (size_t i = 0, left = n;
+	     i < n && (left > conf->warm_templates || total > limit); i++) {
+		if (!template_drop(conf->warm_dir, c[i].key))
+			continue;
+		log_info("warm template %s dropped (WarmTemplates=%u, "
+			 "WarmCacheSize=%" PRIu64 " GiB)",
+			 c[i].key, conf->warm_templates, conf->warm_cache_gib);
+		left--;
+		total -= c[i].bytes;
+	}
+}
+
+/* "key=value" lines: what the relay tells the restored agent. */
+static int persona_write(struct prolog *p, const char *path)
+{
+	_cleanup_free_ char *hosts = NULL;
+	_cleanup_close_ int fd = -1;
+	struct user_info u;
+	char mac[18], ip[16];
+	FILE *f;
+	int r;
+
+	if (user_info_load(p->req.uid, p->req.gid, &u) < 0) {
+		prolog_record_reason(
+			p,
+			"job %u: user %s (uid %u) is unknown to node %s's NSS; no guest can be made for it",
+			p->req.job_id, p->req.user, (unsigned)p->req.uid,
+			p->alloc.node);
+		return -ESRCH;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		r = log_errno(errno, "cannot write %s", path);
+		user_info_free(&u);
+		return r;
+	}
+	fd = -1;
+	fprintf(f, "hostname=%s\n", p->alloc.node);
+	fprintf(f, "group=%s:%u\n", u.primary.name, (unsigned)u.primary.gid);
+	for (size_t i = 0; i < u.n_groups; i++)
+		fprintf(f, "group=%s:%u\n", u.groups[i].name,
+			(unsigned)u.groups[i].gid);
+	fprintf(f, "user=%s:%u:%u:%s\n", u.name, (unsigned)u.uid,
+		(unsigned)p->req.gid, u.home);
+	for (size_t i = 0; i < u.n_groups; i++)
+		fprintf(f, "member=%s\n", u.groups[i].name);
+	if (p->has_net) {
+		jobnet_mac_string(&p->net, p->net.self, mac);
+		jobnet_ip_string(&p->net, p->net.self, ip);
+		fprintf(f, "net=%s %s %s/%u %u\n", mac, JOBNET_GUEST_IFNAME, ip,
+			p->net.prefix, p->net.mtu);
+		for (size_t i = 0; i < p->net.n_nodes; i++) {
+			jobnet_ip_string(&p->net, i, ip);
+			fprintf(f, "hosts=%s %s\n", ip, p->net.nodes[i].name);
+		}
+	}
+	for (unsigned i = 0; i < vmconf_n_shared_dirs(&p->conf); i++)
+		fprintf(f, "share=" SHARED_DIR_TAG_FMT " 9p %s %s\n", i,
+			SEED_SHARE_MOUNT_OPTIONS, p->conf.shared_dirs[i]);
+	user_info_free(&u);
+	return fclose(f) == 0 ? 0 : log_errno(errno, "cannot write %s", path);
+}
+
+/* The header's <genid>: the restore XML must carry it. */
+static int saved_genid(const char *xml, char *genid, size_t size)
+{
+	const char *b = strstr(xml, "<genid>"), *e;
+
+	if (!b || !(e = strstr(b += 7, "</genid>")) || (size_t)(e - b) >= size)
+		return -EBADMSG;
+	memcpy(genid, b, (size_t)(e - b));
+	genid[e - b] = '\0';
+	return 0;
+}
+
+static void random_uuid(char *uuid)
+{
+	uint8_t b[16];
+
+	if (getrandom(b, sizeof(b), 0) != sizeof(b))
+		for (size_t i = 0; i < sizeof(b); i++)
+			b[i] = (uint8_t)rand();
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	sprintf(uuid,
+		"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+/* The FIFO's writer: the renamed head, then the template's stream. */
+static pid_t feed_fifo(const char *fifo, int save_fd, const uint8_t *head,
+		       size_t head_len, off_t stream_offset)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid != 0)
+		return pid;
+	signal(SIGPIPE, SIG_IGN);
+	fd = open(fifo, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		_exit(1);
+	for (size_t off = 0; off < head_len;) {
+		ssize_t n = write(fd, head + off, head_len - off);
+
+		if (n <= 0)
+			_exit(2);
+		off += (size_t)n;
+	}
+	_exit(saveimage_copy_stream(save_fd, stream_offset, fd) < 0 ? 3 : 0);
+}
+
+struct hotplug {
+	struct prolog *p;
+	const char *name;
+	char **xmls; /* the NIC first, when there is one */
+	struct hypervisor *hv;
+	bool failed;
+};
+
+/* In the paused guest: its NIC (then its tap is locked before a frame)
+ * and its devices at the planned addresses. */
+static int hotplug_all(void *arg)
+{
+	struct hotplug *h = arg;
+	struct tap_guard guard = { .p = h->p };
+
+	for (size_t i = 0; h->xmls[i]; i++) {
+		if (hv_attach(h->hv, h->name, h->xmls[i]) < 0) {
+			h->failed = true;
+			return -EIO;
+		}
+		if (i == 0 && h->p->has_net && guard_tap(&guard) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+/* The job's guest from the template: job overlay over the template's,
+ * restored through the FIFO, hot-plugged, running. */
+static int restore(struct prolog *p, const struct warm *w, char **overlay)
+{
+	_cleanup_(boot_names_free) struct boot_names n = { 0 };
+	_cleanup_free_ char *xml = NULL, *fifo = state_file(p, WARM_FIFO);
+	_cleanup_(strv_freep) char **hot = NULL;
+	_cleanup_free_ uint8_t *head = NULL;
+	_cleanup_close_ int save_fd = -1;
+	struct image_layer base = { .format = IMAGE_FORMAT_QCOW2 };
+	struct domain_layer backing[IMAGE_CHAIN_MAX];
+	struct domain_params dp = { 0 };
+	struct saveimage img = { 0 };
+	struct hotplug h = { .p = p };
+	char genid[64], uuid[37], out[1024];
+	size_t head_len;
+	pid_t feeder = -1;
+	int r, status;
+
+	save_fd = open(w->save, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (save_fd < 0 || !fifo)
+		return log_errno(errno, "cannot open %s", w->save);
+	r = saveimage_read(save_fd, &img);
+	if (r == 0)
+		r = saved_genid(img.xml, genid, sizeof(genid));
+	if (r < 0)
+		goto out;
+	boot_domain_params(p, &n, &dp);
+	random_uuid(uuid);
+	dp.uuid = uuid;
+	dp.genid = genid;
+	dp.hotplug = true;
+	/* the job's overlay over the template's, over the image chain */
+	backing[0].path = p->chain.layers[0].path;
+	backing[0].format = image_format_name(p->chain.layers[0].format);
+	memcpy(backing + 1, n.backing, sizeof(*backing) * dp.n_backing);
+	dp.image = w->overlay;
+	dp.image_format = "qcow2";
+	dp.backing = backing;
+	dp.n_backing++;
+	dp.seed = w->seed;
+	r = -ENOMEM;
+	if (asprintf(overlay, "%s/%s.qcow2", p->conf.overlay_dir,
+		     p->state_name) < 0) {
+		*overlay = NULL;
+		goto out;
+	}
+	dp.overlay = *overlay;
+	r = domain_xml_build(&p->plan, &dp, &xml);
+	if (r == 0)
+		r = domain_hotplug_xmls(&p->plan, &dp, &hot);
+	if (r == 0)
+		r = saveimage_renamed_head(&img, n.name, uuid, &head,
+					   &head_len);
+	if (r < 0)
+		goto out;
+	if (journal_step(p, "OVERLAY", *overlay) < 0) {
+		r = -EIO;
+		goto out;
+	}
+	base.path = w->overlay;
+	base.virtual_size = p->chain.layers[0].virtual_size;
+	r = overlay_create(*overlay, &base, true, out, sizeof(out));
+	if (r != 0) {
+		log_error("job %u: qemu-img over template %s: %s",
+			  p->req.job_id, w->key, out);
+		r = -EIO;
+		goto out;
+	}
+	if (chown(*overlay, p->req.uid, p->req.gid) < 0 ||
+	    chmod(*overlay, 0600) < 0) {
+		r = log_errno(errno, "cannot give overlay %s to uid %u",
+			      *overlay, (unsigned)p->req.uid);
+		goto out;
+	}
+	unlink(fifo);
+	if (mkfifo(fifo, 0600) < 0) {
+		r = log_errno(errno, "cannot make %s", fifo);
+		goto out;
+	}
+	if (journal_step(p, "DOMAIN", n.name) < 0) {
+		r = -EIO;
+		goto out;
+	}
+	feeder = feed_fifo(fifo, save_fd, head, head_len,
+			   saveimage_stream_offset(&img));
+	if (feeder < 0) {
+		r = log_errno(errno, "cannot fork the FIFO's writer");
+		goto out;
+	}
+	r = hv_open(p->conf.libvirt_uri, &h.hv);
+	h.name = n.name;
+	h.xmls = hot;
+	if (r == 0)
+		r = hv_restore(h.hv, fifo, xml, p->plan.mem_limit_mib,
+			       hotplug_all, &h);
+	if (r == 0)
+		boot_record_qemu(p, n.name);
+	hv_close(h.hv);
+out:
+	if (feeder > 0) {
+		kill(feeder, SIGKILL); /* done, or blocked on a FIFO unread */
+		waitpid(feeder, &status, 0);
+	}
+	if (fifo)
+		unlink(fifo);
+	saveimage_free(&img);
+	return r;
+}
+
+/* Takes back what restore() left when the guest cannot be the job's. */
+static void restore_undo(struct prolog *p, const char *overlay)
+{
+	struct hypervisor *hv = NULL;
+	unsigned long long start;
+	char name[96];
+	pid_t pid;
+
+	boot_domain_name(p, name, sizeof(name));
+	if (hv_open(p->conf.libvirt_uri, &hv) == 0) {
+		hv_destroy(hv, name);
+		hv_close(hv);
+	}
+	if (pidfile_read(p->state_fd, "relay.pid", &pid, &start) == 0 &&
+	    pid_is_process(pid, NULL, start))
+		kill(pid, SIGTERM);
+	unlinkat(p->state_fd, "relay.pid", 0);
+	unlinkat(p->state_fd, QEMU_PIDFILE, 0);
+	if (overlay)
+		unlink(overlay);
+}
+
+enum prolog_result prolog_warm(struct prolog *p)
+{
+	_cleanup_free_ char *agent = NULL, *overlay = NULL,
+			    *persona = state_file(p, WARM_PERSONA);
+	_cleanup_(warm_free) struct warm w = { 0 };
+	_cleanup_close_ int lock_fd = -1;
+	enum prolog_result res;
+	const char *why = warm_refusal(p);
+	double t0 = clock_now_s();
+	int r;
+
+	if (why) {
+		log_info("job %u: boots cold: %s", p->req.job_id, why);
+		return WARM_COLD;
+	}
+	if (seed_find_agent(p->conf.helper_dir, &agent) < 0 || !persona ||
+	    warm_key(p, agent, &w) < 0)
+		return WARM_COLD;
+	lock_fd = template_ready(p, &w, agent);
+	if (lock_fd < 0) {
+		log_info("job %u: boots cold: no warm template %s (%s)",
+			 p->req.job_id, w.key,
+			 lock_fd == -EBUSY ? "another job makes it"
+					   : strerror(-lock_fd));
+		return WARM_COLD;
+	}
+	r = persona_write(p, persona);
+	if (r == -ESRCH)
+		return PROLOG_JOB_FAULT;
+	if (r < 0)
+		return PROLOG_NODE_FAULT;
+	r = restore(p, &w, &overlay);
+	if (r < 0) {
+		log_warn("job %u: boots cold: template %s cannot be restored "
+			 "(%s: %s)",
+			 p->req.job_id, w.key, strerror(-r), log_last_error());
+		restore_undo(p, overlay);
+		return WARM_COLD;
+	}
+	log_info("job %u: restored from warm template %s in %.1fs",
+		 p->req.job_id, w.key, clock_now_s() - t0);
+	utimensat(AT_FDCWD, w.marker, NULL, 0); /* used now */
+	close(lock_fd);
+	lock_fd = -1;
+	warm_evict(&p->conf);
+	t0 = clock_now_s();
+	res = boot_relay(p, persona);
+	if (res == PROLOG_OK)
+		res = boot_wait_ready(p, t0);
+	if (res == PROLOG_JOB_FAULT) {
+		log_warn("job %u: boots cold: the guest restored from template "
+			 "%s did not become the job's (%s)",
+			 p->req.job_id, w.key, p->reason);
+		restore_undo(p, overlay);
+		unlinkat(p->state_fd, "reason", 0);
+		p->reason_recorded = false;
+		return WARM_COLD;
+	}
+	return res;
+}

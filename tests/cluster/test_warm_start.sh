@@ -1,0 +1,164 @@
+#!/bin/bash
+# BootMode=warm (issue #30, doc/design.md section 7) on a two-node cluster
+# with the job network, a share and the stand-in devices:
+# - the first job of the test guest's image and shape makes each node's
+#   template (booted without any job's identity, saved) and is restored
+#   from it; the second job (another user) is restored at once;
+# - each restored guest is its job's before the first task: the node's
+#   hostname, the job user with their uid and groups, the job network's
+#   address on job0 (the guests reach each other by node name), the share
+#   mounted at its host path, the clock set, and the planned devices
+#   hot-plugged at the addresses the plan gives them;
+# - two jobs restored from one template differ in their RNG output and
+#   machine-id; nothing of the template's identity (its hostname) shows;
+# - a damaged template is a cold boot with the reason in the log, never a
+#   failed job; afterwards nothing of the jobs is left on either node.
+# cluster-timeout: 600
+set -uo pipefail
+
+. "$(dirname "$0")/harness.sh"
+. "$(dirname "$0")/guest.sh"
+
+failures=0
+declare -A warm_pci
+guest_centre_config
+HARNESS_NODE_COUNT=2 guest_cluster_start 180 JobNetwork=vxlan \
+	JobNetworkUnderlay=eth0 BootMode=warm
+harness_vmconf_set SharedDirs "$HARNESS_WORK"
+token=warm-$RANDOM-$RANDOM
+echo "$token" >"$HARNESS_WORK/warm-token"
+chmod 0644 "$HARNESS_WORK/warm-token"
+
+cat >"$HARNESS_WORK/warm-job.sh" <<'EOS'
+#!/bin/bash
+cat >"$PWD/warm-task.sh" <<'EOT'
+n=$SLURMD_NODENAME
+echo "who $n: $(hostname) $(id -un) $(id -u) $(id -Gn | tr ' ' ,)"
+echo "rng $n: $(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+echo "mid $n: $(cat /etc/machine-id 2>/dev/null || echo none)"
+echo "addr $n: $(ip -4 -o addr show job0 2>/dev/null | awk '{print $4}')"
+echo "share $n: $(cat "$1" 2>&1)"
+echo "clock $n: $(date +%s)"
+pci=
+for d in /sys/bus/pci/devices/*; do
+	[ "$(cat "$d/vendor"):$(cat "$d/device")" = 0x1af4:0x1044 ] && pci="$pci${d##*/} "
+done
+echo "pci $n: $pci"
+echo "hosts $n: $(grep -c template /etc/hosts /etc/hostname 2>/dev/null | tr '\n' ' ')"
+EOT
+srun -N2 -n2 --ntasks-per-node=1 sh "$PWD/warm-task.sh" "$1"
+srun -N1 -n1 -w n2 sh -c 'timeout 60 nc -l -p 7777 | sed "s/^/net: n2 got /"' &
+srun -N1 -n1 -w n1 sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do echo "hello from n1" | nc -w 5 n2 7777 && exit 0; sleep 2; done; echo "net: n1 cannot reach n2"'
+wait
+EOS
+chmod 0755 "$HARNESS_WORK/warm-job.sh"
+
+# run_job USER: runs a two-node job as USER to its end; its id in $job,
+# its output in $HARNESS_WORK/USER/warm.out
+run_job() {
+	local user=$1
+	job=$(harness_as_user "$user" timeout 30 sbatch --parsable -N2 -c1 \
+		--vm-cpus=1 --gres=gpu:1 --vm-image=testguest \
+		-o "$HARNESS_WORK/$user/warm.out" "$HARNESS_WORK/warm-job.sh" \
+		"$HARNESS_WORK/warm-token" 2>&1)
+	[[ "$job" =~ ^[0-9]+$ ]] || { fail "sbatch as $user: $job"; exit 1; }
+	harness_wait 400 "job $job" sh -c "[ -z \"\$(squeue -h -j $job)\" ]" ||
+		fail "job $job did not end"
+	harness_wait 60 "the epilogs" sh -c '[ -z "$(sinfo -h -N -t completing -o %N)" ]'
+}
+
+# checks JOB USER OUT: the restored guests were the job's
+check_job() {
+	local job=$1 user=$2 out=$3 node want l addr
+	sed 's/^/    job: /' "$out"
+	for node in n1 n2; do
+		want="who $node: $node $user $(id -u "$user") $(id -Gn "$user" | tr ' ' ,)"
+		grep -qxF "$want" "$out" && ok "job $job on $node: $want" ||
+			fail "job $job on $node: '$(grep "^who $node:" "$out")', wanted '$want'"
+		addr=$(sed -n "s/^addr $node: //p" "$out")
+		[[ "$addr" =~ ^[0-9.]+/[0-9]+$ ]] && ok "job $job on $node: job0 $addr" ||
+			fail "job $job on $node: no address on job0 ('$addr')"
+		grep -qxF "share $node: $token" "$out" && ok "job $job on $node: the share at $HARNESS_WORK" ||
+			fail "job $job on $node: share: $(grep "^share $node:" "$out")"
+		l=$(sed -n "s/^clock $node: //p" "$out")
+		[ -n "$l" ] && [ $((l > $(date +%s) - 600)) = 1 ] && ok "job $job on $node: the clock is now's" ||
+			fail "job $job on $node: clock '$l', host $(date +%s)"
+		grep -qx "hosts $node: .*:0 .*:0 " "$out" &&
+			ok "job $job on $node: nothing of the template's hostname in /etc/hosts, /etc/hostname" ||
+			fail "job $job on $node: the template shows: $(grep "^hosts $node:" "$out")"
+	done
+	grep -q "^net: n2 got hello from n1$" "$out" &&
+		ok "job $job: n1's guest reached n2's guest by name over the job network" ||
+		fail "job $job: no exchange between the guests: $(grep '^net:' "$out" | tr '\n' ' ')"
+}
+
+# 1. The first job makes both templates, the second is restored at once.
+run_job svmtest
+j1=$job
+for node in n1 n2; do
+	tpl=$(ls -d "$HARNESS_DIR/nodes/$node/vm/warm/"*/ 2>/dev/null | head -1)
+	[ -n "$tpl" ] && [ -f "$tpl/template" ] &&
+		[ "$(stat -c '%U %a' "$tpl/overlay.qcow2")" = "root 444" ] &&
+		ok "$node: template $(basename "$tpl"): overlay root's, 0444; $(du -sh "$tpl/state.save" | cut -f1) saved" ||
+		fail "$node: no whole template in $HARNESS_DIR/nodes/$node/vm/warm: $(ls -la "$tpl" 2>&1 | tr '\n' ' ')"
+done
+grep -q "warm template [0-9a-f]* booted and saved" "$HARNESS_VM_LOG" &&
+	ok "$(grep -o "warm template [0-9a-f]* booted and saved.*" "$HARNESS_VM_LOG" | head -1)" ||
+	fail "no template was made: $(grep "job $j1: boots cold" "$HARNESS_VM_LOG" | head -2)"
+[ "$(grep -c "job $j1: restored from warm template" "$HARNESS_VM_LOG")" = 2 ] &&
+	ok "job $j1: both guests restored from their node's template" ||
+	fail "job $j1: $(grep "job $j1: \(boots cold\|restored\)" "$HARNESS_VM_LOG" | tr '\n' ' ')"
+check_job "$j1" svmtest "$HARNESS_WORK/svmtest/warm.out"
+
+run_job svmtest2
+j2=$job
+[ "$(grep -c "job $j2: restored from warm template" "$HARNESS_VM_LOG")" = 2 ] &&
+	! grep -q "job $j2: warm template .* booted" "$HARNESS_VM_LOG" &&
+	ok "job $j2: restored on both nodes from the templates job $j1 made: $(grep -o "job $j2: restored from warm template.*" "$HARNESS_VM_LOG" | head -1)" ||
+	fail "job $j2: $(grep "job $j2: \(boots cold\|restored\|warm\)" "$HARNESS_VM_LOG" | tr '\n' ' ')"
+check_job "$j2" svmtest2 "$HARNESS_WORK/svmtest2/warm.out"
+o1=$HARNESS_WORK/svmtest/warm.out o2=$HARNESS_WORK/svmtest2/warm.out
+for node in n1 n2; do
+	for k in rng mid; do
+		a=$(sed -n "s/^$k $node: //p" "$o1") b=$(sed -n "s/^$k $node: //p" "$o2")
+		[ -n "$a" ] && [ "$a" != none ] && [ "$a" != "$b" ] &&
+			ok "$node: jobs $j1 and $j2, one template: $k differs ($a, $b)" ||
+			fail "$node: jobs $j1 and $j2 share $k: '$a' '$b'"
+	done
+	# The stand-in devices at the plan's guest addresses: a cold boot of
+	# the same request puts them at the same ones (below).
+	warm_pci[$node]=$(sed -n "s/^pci $node: //p" "$o2")
+done
+
+# 2. A damaged template is a cold boot, with the reason logged.
+for f in "$HARNESS_DIR"/nodes/*/vm/warm/*/state.save; do
+	chmod u+w "$f" && truncate -s 200 "$f"
+done
+run_job svmtest
+j3=$job
+grep -q "job $j3: boots cold: template .* cannot be restored" "$HARNESS_VM_LOG" &&
+	ok "damaged template: $(grep -o "job $j3: boots cold.*" "$HARNESS_VM_LOG" | head -1)" ||
+	fail "job $j3 with a damaged template: $(grep "job $j3: \(boots cold\|restored\|guest ready\)" "$HARNESS_VM_LOG" | tr '\n' ' ')"
+state=$(sacct -n -X -j "$j3" -o State 2>/dev/null | tr -d ' ')
+grep -q "^who n1: n1 svmtest" "$HARNESS_WORK/svmtest/warm.out" &&
+	ok "job $j3 ran cold ($state)" || fail "job $j3: $(cat "$HARNESS_WORK/svmtest/warm.out")"
+for node in n1 n2; do
+	cold=$(sed -n "s/^pci $node: //p" "$HARNESS_WORK/svmtest/warm.out")
+	[ -n "$cold" ] && [ "$cold" = "${warm_pci[$node]}" ] &&
+		ok "$node: the hot-plugged stand-in is where a cold boot puts it: $cold" ||
+		fail "$node: stand-in at '${warm_pci[$node]}' restored, '$cold' cold"
+done
+
+for job in "$j1" "$j2" "$j3"; do
+	for node in n1 n2; do
+		guest_nothing_left "$job" "$node"
+	done
+done
+for node in n1 n2; do
+	guest_jobnet_nothing_left "$node"
+	harness_node_exec "$node" virsh -q list --name 2>/dev/null | grep -q svm-warm &&
+		fail "$node: a template domain still runs"
+done
+s=$(sinfo -h -N -o '%N %t' | sort | tr '\n' ' ')
+[ "$s" = "n1 idle n2 idle " ] && ok "both nodes idle: $s" || { fail "nodes: $s"; sinfo -R; }
+[ "$failures" = 0 ]
