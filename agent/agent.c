@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "hostcmd.h"
+#include "persona.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "channel/pmixenv.h"
@@ -45,7 +46,7 @@
 /* How soon the agent tries the port again while no host is connected: a
  * guest restored from a saved one (issue #30) finds its new host this
  * soon; an unconnected port costs an open and a read per try. */
-#define RETRY_MS	    100
+#define RETRY_MS 100
 
 struct session {
 	struct session *next;
@@ -529,6 +530,31 @@ static void handle_session_frame(const struct proto_frame *f)
 	}
 }
 
+/* The job's identity for a guest restored from a template (persona.h):
+ * applied, then answered with what failed. */
+static void handle_persona(const struct proto_frame *f)
+{
+	struct persona_result *res = malloc(sizeof(*res));
+	struct proto_persona m;
+	int r = proto_decode_persona(f->payload, f->length, &m);
+
+	if (r < 0 || !res) {
+		send_error(0, 0, "malformed PERSONA: %s",
+			   strerror(r < 0 ? -r : ENOMEM));
+		proto_put_persona_answer(&agent.out, 1, "malformed PERSONA");
+		free(res);
+		return;
+	}
+	log_info("host sent the job's identity (%u entries)", m.count);
+	persona_apply(m.entries, "/", agent.identity, sizeof(agent.identity),
+		      res);
+	proto_put_persona_answer(&agent.out, res->failures, res->text);
+	if (res->failures == 0)
+		log_info("took the job's identity (now %s)", agent.identity);
+	proto_persona_free(&m);
+	free(res);
+}
+
 static void handle_shutdown(const struct proto_frame *f)
 {
 	uint32_t flags;
@@ -565,6 +591,9 @@ static void handle_frame(const struct proto_frame *f)
 		break;
 	case PROTO_SHUTDOWN:
 		handle_shutdown(f);
+		break;
+	case PROTO_PERSONA:
+		handle_persona(f);
 		break;
 	case PROTO_ERROR:
 	case PROTO_PONG:

@@ -10,7 +10,8 @@
 # the local channel test runs.
 AGENT_SOURCES = agent/agent.c agent/spawn.c agent/spawn.h \
 	agent/util.c agent/util.h agent/hostcmd.c agent/hostcmd.h \
-	agent/hostcmd_guest.c agent/workdir.c agent/workdir.h
+	agent/hostcmd_guest.c agent/workdir.c agent/workdir.h \
+	agent/persona.c agent/persona.h
 sbin_PROGRAMS += agent/slurm-vm-agent
 agent_slurm_vm_agent_SOURCES = $(AGENT_SOURCES) \
 	common/core/log.c common/core/strutil.c common/core/fileutil.c \

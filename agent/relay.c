@@ -23,7 +23,9 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -46,6 +48,9 @@
 #define CLIENT_OUT_LIMIT (PROTO_STREAMS * PROTO_WINDOW + 256u * 1024)
 #define RETRY_MS	 1000
 #define GUEST_LOG_BURST	 20
+/* --persona FILE: the job's identity for a restored guest (issue #30). */
+#define PERSONA_FILE_MAX (64u * 1024)
+#define PERSONA_ENTROPY	 64 /* bytes, fresh for every PERSONA */
 
 struct client {
 	struct client *next;
@@ -70,7 +75,9 @@ struct rsession {
 	struct client *c;
 };
 
-enum chan_state { CHAN_DOWN, CHAN_HELLO_SENT, CHAN_READY };
+/* PERSONA_SENT: the agent said READY, but the guest is ready for tasks
+ * only once it has taken the job's identity (--persona). */
+enum chan_state { CHAN_DOWN, CHAN_HELLO_SENT, CHAN_PERSONA_SENT, CHAN_READY };
 
 #define MEMCG_PATH_MAX 768
 
@@ -78,6 +85,11 @@ static struct {
 	const char *channel_path, *socket_path, *pidfile, *log_file;
 	const char *oom_file; /* made when the job's cgroup OOM-kills qemu */
 	const char *expect_identity;
+	const char *persona_file;
+	char **persona; /* its entries, NULL-terminated; NULL without one */
+	char *persona_text;
+	/* the identity the guest took refused it: dead_reason says why */
+	bool persona_failed;
 	uid_t uid;
 	gid_t gid;
 	bool have_uid, have_gid, allow_root, daemon;
@@ -85,7 +97,7 @@ static struct {
 	char sock_name[256];
 	enum chan_state state;
 	bool was_ready, hello_ok;
-	char dead_reason[256];
+	char dead_reason[1024];
 	/* memcg_oom_kills() when the guest was ready, and of which cgroup */
 	unsigned long oom_kills;
 	char oom_counter[MEMCG_PATH_MAX];
@@ -238,6 +250,12 @@ static void client_guest_dead(struct client *c)
 	client_close_later(c);
 }
 
+/* Clients that wait for a guest that will not be ready are told why. */
+static bool guest_is_dead(void)
+{
+	return relay.was_ready || relay.persona_failed;
+}
+
 /* ---- channel ---- */
 
 /* What the guest makes us log is rate limited: it must not fill the disk. */
@@ -336,7 +354,9 @@ static void channel_reset(const char *fmt, ...)
 	relay.retry_at = clock_now_ms() + RETRY_MS;
 	if (relay.state == CHAN_DOWN)
 		return;
-	if (relay.was_ready && guest_oom_killed()) {
+	if (relay.persona_failed) {
+		/* dead_reason keeps why the guest is no use */
+	} else if (relay.was_ready && guest_oom_killed()) {
 		snprintf(relay.dead_reason, sizeof(relay.dead_reason),
 			 "the guest died: the job's memory cgroup killed its "
 			 "qemu, out of memory (the guest and qemu needed more "
@@ -421,6 +441,7 @@ static void guest_ready(void)
 {
 	relay.state = CHAN_READY;
 	relay.was_ready = true;
+	relay.persona_failed = false;
 	relay.dead_reason[0] = '\0';
 	relay.oom_kills = memcg_oom_kills(relay.oom_counter);
 	if (guest_log_ok())
@@ -433,6 +454,7 @@ static void guest_ready(void)
 /* Is the payload well formed for a frame of this kind from the guest? */
 static bool guest_frame_valid(const struct proto_frame *f)
 {
+	struct proto_persona_answer *pa;
 	struct proto_exit ex;
 	struct proto_error *er;
 	const uint8_t *d;
@@ -463,8 +485,161 @@ static bool guest_frame_valid(const struct proto_frame *f)
 		return ok;
 	case PROTO_PONG:
 		return proto_decode_ping(f->payload, f->length, &c) == 0;
+	case PROTO_PERSONA:
+		pa = malloc(sizeof(*pa));
+		ok = pa && proto_decode_persona_answer(f->payload, f->length,
+						       pa) == 0;
+		free(pa);
+		return ok;
 	default:
 		return false;
+	}
+}
+
+/* ---- the job's identity for a restored guest (--persona) ---- */
+
+/* "time=SEC.NSEC" and "entropy=HEX", made anew for every PERSONA: the
+ * restored guest's clock is the template's, and so is its RNG's state. */
+static int persona_fresh(char *time_kv, size_t time_size, char *entropy_kv,
+			 size_t entropy_size)
+{
+	uint8_t bytes[PERSONA_ENTROPY];
+	struct timespec ts;
+	size_t n;
+
+	if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+		return log_errno(errno, "getrandom");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(time_kv, time_size, "time=%lld.%09ld", (long long)ts.tv_sec,
+		 ts.tv_nsec);
+	n = (size_t)snprintf(entropy_kv, entropy_size, "entropy=");
+	for (size_t i = 0; i < sizeof(bytes) && n + 3 <= entropy_size; i++)
+		n += (size_t)snprintf(entropy_kv + n, entropy_size - n, "%02x",
+				      bytes[i]);
+	explicit_bzero(bytes, sizeof(bytes));
+	return 0;
+}
+
+/* The file's entries and the fresh two, as one PERSONA into @b. */
+static int persona_put(struct proto_buf *b)
+{
+	size_t n = 0;
+	_cleanup_free_ char **v = NULL;
+	char time_kv[64], entropy_kv[16 + 2 * PERSONA_ENTROPY];
+	int r;
+
+	while (relay.persona[n])
+		n++;
+	v = calloc(n + 3, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, relay.persona, n * sizeof(*v));
+	r = persona_fresh(time_kv, sizeof(time_kv), entropy_kv,
+			  sizeof(entropy_kv));
+	if (r < 0)
+		return r;
+	v[n] = time_kv;
+	v[n + 1] = entropy_kv;
+	r = proto_put_persona(b, v);
+	explicit_bzero(entropy_kv, sizeof(entropy_kv));
+	return r;
+}
+
+/* The guest will not be ready for this job: waiting clients, and those
+ * still to come, are told why (its agent's own words). */
+static void persona_refused(const char *why)
+{
+	relay.persona_failed = true;
+	snprintf(relay.dead_reason, sizeof(relay.dead_reason),
+		 "the guest could not take the job's identity: %s", why);
+	if (guest_log_ok())
+		log_error("%s", relay.dead_reason);
+	for (struct client *c = relay.clients; c; c = c->next)
+		if (c->said_hello && !c->answered && !c->closing)
+			client_guest_dead(c);
+}
+
+/* The guest's HELLO names the template it was saved from; once it took
+ * the job's hostname, tasks see that name. */
+static void persona_take_hostname(void)
+{
+	for (char **e = relay.persona; *e; e++)
+		if (strncmp(*e, "hostname=", 9) == 0 &&
+		    strlen(*e + 9) <= PROTO_MAX_IDENTITY &&
+		    strspn(*e + 9, "abcdefghijklmnopqrstuvwxyz"
+				   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") ==
+			    strlen(*e + 9))
+			snprintf(relay.identity, sizeof(relay.identity), "%s",
+				 *e + 9);
+}
+
+static void guest_persona_answer(const struct proto_frame *f)
+{
+	struct proto_persona_answer *a;
+
+	if (!guest_frame_valid(f)) {
+		channel_reset("sent a malformed PERSONA answer");
+		return;
+	}
+	a = malloc(sizeof(*a));
+	if (!a || proto_decode_persona_answer(f->payload, f->length, a) < 0) {
+		free(a);
+		channel_reset("cannot read the PERSONA answer");
+		return;
+	}
+	if (a->failures == 0) {
+		persona_take_hostname();
+		log_info("the guest took the job's identity");
+		guest_ready();
+	} else {
+		persona_refused(a->text);
+	}
+	free(a);
+}
+
+/* While the guest takes the job's identity: its answer, or an agent that
+ * does not know PERSONA (it reports a framing error, never answers). */
+static void guest_persona_frame(const struct proto_frame *f)
+{
+	struct proto_error *er;
+	char *why = NULL;
+
+	if (relay.persona_failed || f->hdr.session != 0)
+		return;
+	if (f->hdr.kind == PROTO_PERSONA) {
+		guest_persona_answer(f);
+		return;
+	}
+	if (f->hdr.kind != PROTO_ERROR)
+		return;
+	er = malloc(sizeof(*er));
+	if (er && proto_decode_error(f->payload, f->length, er) == 0 &&
+	    asprintf(&why,
+		     "its agent does not know the message (older than the "
+		     "host's slurm-vm?): %s",
+		     er->text) >= 0)
+		persona_refused(why);
+	free(why);
+	free(er);
+}
+
+/* The agent is ready: for tasks at once, or once it took the identity. */
+static void guest_agent_ready(void)
+{
+	int r;
+
+	if (!relay.persona) {
+		guest_ready();
+		return;
+	}
+	relay.state = CHAN_PERSONA_SENT;
+	r = persona_put(&relay.out);
+	if (r < 0) {
+		log_errno(r, "cannot send the job's identity to the guest");
+		persona_refused("the relay could not send it");
+	} else if (guest_log_ok()) {
+		log_info("guest agent '%s' is up; sending the job's identity",
+			 relay.identity);
 	}
 }
 
@@ -525,10 +700,14 @@ static void guest_frame(const struct proto_frame *f)
 	}
 	if (relay.state == CHAN_HELLO_SENT) {
 		if (f->hdr.kind == PROTO_READY && relay.hello_ok)
-			guest_ready();
+			guest_agent_ready();
 		return;
 	}
-	if (relay.state != CHAN_READY)
+	if (relay.state == CHAN_PERSONA_SENT && f->hdr.kind != PROTO_PING) {
+		guest_persona_frame(f);
+		return;
+	}
+	if (relay.state != CHAN_READY && relay.state != CHAN_PERSONA_SENT)
 		return;
 	if (f->hdr.session != 0) {
 		guest_session_frame(f);
@@ -718,7 +897,7 @@ static int client_hello_in(struct client *c, const struct proto_frame *f)
 	c->nonce = h.nonce;
 	if (relay.state == CHAN_READY)
 		client_hello(c);
-	else if (relay.was_ready)
+	else if (guest_is_dead())
 		client_guest_dead(c);
 	return 0;
 }
@@ -1054,6 +1233,129 @@ static int daemonize(void)
 	return 0;
 }
 
+/* A line of the persona file: key=value, the key of [A-Za-z0-9_.-], no
+ * control character; "time" and "entropy" are the relay's own. */
+static int persona_check_line(const char *line, unsigned lineno)
+{
+	size_t key = strspn(line, "abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-");
+
+	if (key == 0 || line[key] != '=')
+		return log_errno(EINVAL,
+				 "%s:%u: not key=value (a key of letters, "
+				 "digits, '_', '.', '-')",
+				 relay.persona_file, lineno);
+	for (const char *p = line; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return log_errno(EINVAL, "%s:%u: a control character",
+					 relay.persona_file, lineno);
+	if ((key == 4 && strncmp(line, "time", 4) == 0) ||
+	    (key == 7 && strncmp(line, "entropy", 7) == 0))
+		return log_errno(EINVAL,
+				 "%s:%u: time and entropy are the relay's "
+				 "own, made when it sends them",
+				 relay.persona_file, lineno);
+	return 0;
+}
+
+/* The file's bytes: root's and written by root only (the prolog's, in the
+ * job's state directory), at most PERSONA_FILE_MAX, no NUL. */
+static int persona_read(char **text)
+{
+	_cleanup_close_ int fd =
+		open(relay.persona_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0)
+		return log_errno(errno, "--persona %s", relay.persona_file);
+	if (fstat(fd, &st) < 0)
+		return log_errno(errno, "--persona %s", relay.persona_file);
+	if (!S_ISREG(st.st_mode) ||
+	    (geteuid() == 0 && (st.st_uid != 0 || (st.st_mode & 0022))))
+		return log_errno(EPERM,
+				 "--persona %s: must be a regular file "
+				 "written only by root",
+				 relay.persona_file);
+	buf = malloc(PERSONA_FILE_MAX + 2);
+	if (!buf)
+		return -ENOMEM;
+	n = read(fd, buf, PERSONA_FILE_MAX + 1);
+	if (n < 0)
+		return log_errno(errno, "--persona %s", relay.persona_file);
+	if (n > (ssize_t)PERSONA_FILE_MAX)
+		return log_errno(EFBIG, "--persona %s: larger than %u KiB",
+				 relay.persona_file, PERSONA_FILE_MAX / 1024);
+	buf[n] = '\0';
+	if (memchr(buf, '\0', (size_t)n))
+		return log_errno(EINVAL, "--persona %s: a NUL byte",
+				 relay.persona_file);
+	*text = TAKE_PTR(buf);
+	return 0;
+}
+
+/* Splits the text into its entries, in place; # comments and empty lines
+ * are no entries. */
+static int persona_parse(char *text, char **v, size_t max, size_t *count)
+{
+	unsigned lineno = 0;
+	char *next;
+
+	*count = 0;
+	for (char *line = text; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		if (line[0] == '\0' || line[0] == '#')
+			continue;
+		if (persona_check_line(line, lineno) < 0)
+			return -EINVAL;
+		if (*count == max)
+			return log_errno(E2BIG,
+					 "--persona %s: more than %zu entries",
+					 relay.persona_file, max);
+		v[(*count)++] = line;
+	}
+	return 0;
+}
+
+/* Reads --persona at startup, as root: a bad file is no job. */
+static int persona_load(void)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char **v = NULL;
+	struct proto_buf trial = { 0 };
+	size_t n;
+	int r;
+
+	r = persona_read(&text);
+	if (r < 0)
+		return r;
+	v = calloc(PROTO_MAX_PERSONA + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	r = persona_parse(text, v, PROTO_MAX_PERSONA - 2, &n);
+	if (r < 0)
+		return r;
+	relay.persona = v;
+	relay.persona_text = text;
+	/* With its time and entropy it must fit one frame. */
+	r = persona_put(&trial);
+	proto_buf_free(&trial);
+	if (r < 0) {
+		relay.persona = NULL;
+		relay.persona_text = NULL;
+		return log_errno(r, "--persona %s: cannot be sent",
+				 relay.persona_file);
+	}
+	TAKE_PTR(v);
+	TAKE_PTR(text);
+	log_debug("--persona %s: %zu entries", relay.persona_file, n);
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1074,6 +1376,10 @@ static void usage(FILE *f)
 		"  --log-file PATH  also log to PATH\n"
 		"  --oom-file PATH  made when the job's memory cgroup kills "
 		"the guest\n"
+		"  --persona FILE   key=value lines: the job's identity for a "
+		"guest\n"
+		"                   restored from a template, sent before it "
+		"is ready\n"
 		"  --debug          log debug messages\n");
 }
 
@@ -1095,6 +1401,7 @@ static int parse_args(int argc, char **argv)
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "log-file", required_argument, NULL, 'L' },
 		{ "oom-file", required_argument, NULL, 'O' },
+		{ "persona", required_argument, NULL, 'P' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -1137,6 +1444,9 @@ static int parse_args(int argc, char **argv)
 		case 'O':
 			relay.oom_file = optarg;
 			break;
+		case 'P':
+			relay.persona_file = optarg;
+			break;
 		case 'd':
 			log_set_level(LOG_LEVEL_DEBUG);
 			break;
@@ -1173,6 +1483,8 @@ static void cleanup(void)
 		unlink(relay.pidfile);
 	proto_reader_free(&relay.rd);
 	proto_buf_free(&relay.out);
+	free(relay.persona);
+	free(relay.persona_text);
 }
 
 int main(int argc, char **argv)
@@ -1192,6 +1504,8 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		log_warn("not running as root: SO_PEERCRED checks still apply, "
 			 "but the socket directory cannot be handed over");
+	if (relay.persona_file && persona_load() < 0)
+		return 1;
 	if (socket_setup() < 0)
 		return 1;
 	if (relay.daemon) {

@@ -134,7 +134,7 @@ static const char *const kind_names[] = {
 	[PROTO_SIGNAL] = "SIGNAL",   [PROTO_EXIT] = "EXIT",
 	[PROTO_ERROR] = "ERROR",     [PROTO_PING] = "PING",
 	[PROTO_PONG] = "PONG",	     [PROTO_SHUTDOWN] = "SHUTDOWN",
-	[PROTO_WINSIZE] = "WINSIZE",
+	[PROTO_WINSIZE] = "WINSIZE", [PROTO_PERSONA] = "PERSONA",
 };
 
 const char *proto_kind_name(uint8_t kind)
@@ -152,6 +152,7 @@ static enum session_rule kind_session_rule(uint8_t kind)
 	case PROTO_HELLO:
 	case PROTO_READY:
 	case PROTO_SHUTDOWN:
+	case PROTO_PERSONA:
 		return SESSION_ZERO;
 	case PROTO_ERROR:
 	case PROTO_PING:
@@ -486,6 +487,94 @@ int proto_decode_winsize(const uint8_t *p, size_t len, uint16_t *rows,
 	if (cur_u16(&c, rows) < 0 || cur_u16(&c, cols) < 0 || cur_end(&c) < 0)
 		return -EBADMSG;
 	return *rows && *cols ? 0 : -EBADMSG;
+}
+
+/* A PERSONA entry: key=value, the key not empty, no control character. */
+static bool is_persona_entry(const char *s, size_t len)
+{
+	if (len == 0 || s[0] == '=' || !memchr(s, '=', len))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch < 0x20 || ch == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+void proto_persona_free(struct proto_persona *m)
+{
+	free(m->entries);
+	free(m->storage);
+	memset(m, 0, sizeof(*m));
+}
+
+static int persona_decode_entries(struct cursor *c, struct proto_persona *m,
+				  const uint8_t *base)
+{
+	for (uint32_t i = 0; i < m->count; i++) {
+		const char *s;
+		size_t len;
+		int r = cur_str(c, PROTO_MAX_PAYLOAD, &s, &len);
+
+		if (r < 0)
+			return r;
+		if (!is_persona_entry(s, len))
+			return -EBADMSG;
+		m->entries[i] =
+			(char *)m->storage + ((const uint8_t *)s - base);
+	}
+	m->entries[m->count] = NULL;
+	return cur_end(c);
+}
+
+int proto_decode_persona(const uint8_t *p, size_t len, struct proto_persona *m)
+{
+	struct cursor c = { p, len };
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	if (len > PROTO_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	if (cur_u32(&c, &m->count) < 0)
+		return -EBADMSG;
+	if (m->count > PROTO_MAX_PERSONA)
+		return -EMSGSIZE;
+	/* Every entry takes at least 5 bytes: check before allocating. */
+	if ((uint64_t)m->count * 5 > c.left)
+		return -EBADMSG;
+	m->entries = calloc(m->count + 1, sizeof(char *));
+	m->storage = malloc(len ? len : 1);
+	if (!m->entries || !m->storage) {
+		proto_persona_free(m);
+		return -ENOMEM;
+	}
+	memcpy(m->storage, p, len);
+	r = persona_decode_entries(&c, m, p);
+	if (r < 0)
+		proto_persona_free(m);
+	return r;
+}
+
+int proto_decode_persona_answer(const uint8_t *p, size_t len,
+				struct proto_persona_answer *m)
+{
+	struct cursor c = { p, len };
+	const char *text;
+	size_t text_len;
+	int r;
+
+	if (cur_u32(&c, &m->failures) < 0)
+		return -EBADMSG;
+	r = cur_str(&c, PROTO_MAX_ERROR + 1, &text, &text_len);
+	if (r < 0)
+		return r;
+	if (cur_end(&c) < 0 || (m->failures == 0) != (text_len == 0) ||
+	    !is_printable_text(text, text_len))
+		return -EBADMSG;
+	memcpy(m->text, text, text_len + 1);
+	return 0;
 }
 
 int proto_credit_add(uint32_t *avail, uint32_t grant)
@@ -857,6 +946,60 @@ int proto_put_winsize(struct proto_buf *b, uint32_t session, uint16_t rows,
 	put16(p, rows);
 	put16(p + 2, cols);
 	return proto_put_frame(b, PROTO_WINSIZE, 0, session, p, sizeof(p));
+}
+
+int proto_put_persona(struct proto_buf *b, char *const *entries)
+{
+	size_t count = strv_count(entries), total = 4;
+	uint8_t *p;
+	int r;
+
+	if (count > PROTO_MAX_PERSONA)
+		return -E2BIG;
+	for (size_t i = 0; i < count; i++) {
+		size_t len = strlen(entries[i]);
+
+		if (!is_persona_entry(entries[i], len))
+			return -EINVAL;
+		total += 5 + len;
+		if (total > PROTO_MAX_PAYLOAD)
+			return -E2BIG;
+	}
+	r = put_header(b, PROTO_PERSONA, 0, 0, total, &p);
+	if (r < 0)
+		return r;
+	put32(p, (uint32_t)count);
+	p += 4;
+	for (size_t i = 0; i < count; i++)
+		p = put_str(p, entries[i], strlen(entries[i]));
+	return 0;
+}
+
+int proto_put_persona_answer(struct proto_buf *b, uint32_t failures,
+			     const char *text)
+{
+	size_t len = failures ? strnlen(text, PROTO_MAX_ERROR) : 0;
+	uint8_t *p;
+	int r;
+
+	if (!failures)
+		text = "";
+	else if (len == 0) {
+		text = "failed";
+		len = 6;
+	}
+	r = put_header(b, PROTO_PERSONA, 0, 0, 4 + 5 + len, &p);
+	if (r < 0)
+		return r;
+	put32(p, failures);
+	put_str(p + 4, text, len);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = p[8 + i];
+
+		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+			p[8 + i] = '?';
+	}
+	return 0;
 }
 
 /* ---- reader ---- */

@@ -42,6 +42,13 @@
  *   SHUTDOWN (session 0) u32 flags (PROTO_SHUTDOWN_POWEROFF)
  *   WINSIZE  (session != 0) u16 rows, u16 cols (both >= 1): the terminal
  *            of a PTY session was resized
+ *   PERSONA  (session 0) host -> agent: u32 count, count x str "key=value"
+ *            (no control characters, key not empty; count <=
+ *            PROTO_MAX_PERSONA): the job's identity for a guest restored
+ *            from a template (issue #30). Agent -> host, the answer:
+ *            u32 failures, str text ("" exactly when failures is 0, else
+ *            what failed, printable, <= PROTO_MAX_ERROR). Sent only by a
+ *            relay given --persona: an older agent never sees it.
  *
  * Flow control: every stream of every session starts with PROTO_WINDOW bytes
  * of credit in each direction; a sender may only send DATA it has credit
@@ -80,6 +87,7 @@
 #define PROTO_WINDOW	      (256u * 1024u)
 #define PROTO_MAX_WINDOW      (16u * 1024u * 1024u)
 #define PROTO_MAX_SIGNAL      64u
+#define PROTO_MAX_PERSONA     4096u /* PERSONA entries */
 #define PROTO_READER_CAPACITY (2 * PROTO_MAX_FRAME)
 
 #define PROTO_FLAG_MORE 0x0001u
@@ -108,7 +116,8 @@ enum proto_kind {
 	PROTO_PONG,
 	PROTO_SHUTDOWN,
 	PROTO_WINSIZE,
-	PROTO_KIND_MAX = PROTO_WINSIZE,
+	PROTO_PERSONA,
+	PROTO_KIND_MAX = PROTO_PERSONA,
 };
 
 enum proto_stream {
@@ -185,6 +194,19 @@ struct proto_error {
 	char text[PROTO_MAX_ERROR + 1];
 };
 
+/* PERSONA from the host: the entries point into @storage. */
+struct proto_persona {
+	uint32_t count;
+	char **entries; /* NULL-terminated, every entry key=value */
+	void *storage;
+};
+
+/* PERSONA's answer from the agent. */
+struct proto_persona_answer {
+	uint32_t failures;
+	char text[PROTO_MAX_ERROR + 1]; /* "" when failures is 0 */
+};
+
 /* An output queue: frames are appended, the front is written out. */
 struct proto_buf {
 	uint8_t *data;
@@ -227,6 +249,10 @@ int proto_decode_ping(const uint8_t *p, size_t len, uint64_t *cookie);
 int proto_decode_shutdown(const uint8_t *p, size_t len, uint32_t *flags);
 int proto_decode_winsize(const uint8_t *p, size_t len, uint16_t *rows,
 			 uint16_t *cols);
+int proto_decode_persona(const uint8_t *p, size_t len, struct proto_persona *m);
+void proto_persona_free(struct proto_persona *m);
+int proto_decode_persona_answer(const uint8_t *p, size_t len,
+				struct proto_persona_answer *m);
 
 /* Encoders append whole frames to @b; they refuse (-E2BIG, -EINVAL) what
  * the decoders would reject. */
@@ -252,6 +278,12 @@ int proto_put_ping(struct proto_buf *b, uint8_t kind, uint32_t session,
 int proto_put_shutdown(struct proto_buf *b, uint32_t flags);
 int proto_put_winsize(struct proto_buf *b, uint32_t session, uint16_t rows,
 		      uint16_t cols);
+/* @entries NULL-terminated, each key=value without control characters. */
+int proto_put_persona(struct proto_buf *b, char *const *entries);
+/* @text (ignored when @failures is 0, "failed" when empty) is truncated to
+ * PROTO_MAX_ERROR and control characters replaced. */
+int proto_put_persona_answer(struct proto_buf *b, uint32_t failures,
+			     const char *text);
 
 /* Available credit @avail grows by @grant: -EOVERFLOW past PROTO_MAX_WINDOW,
  * -EBADMSG for a zero grant. */

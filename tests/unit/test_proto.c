@@ -632,6 +632,158 @@ static void test_buf_queue(void **state)
 	assert_string_equal(proto_kind_name(200), "unknown");
 }
 
+/* ---- PERSONA (issue #30) ---- */
+
+static void test_persona_roundtrip(void **state)
+{
+	char *in[] = { "hostname=job-7", "hosts=10.0.0.1 n1 n1.cluster",
+		       "share=svmshare0 9p trans=virtio /home/a b",
+		       "empty=", NULL };
+	struct proto_persona_answer a;
+	struct proto_persona m;
+	struct proto_frame f;
+
+	assert_int_equal(proto_put_persona(&out, in), 0);
+	read_back(&f, PROTO_PERSONA);
+	assert_int_equal(f.hdr.session, 0);
+	assert_int_equal(proto_decode_persona(f.payload, f.length, &m), 0);
+	assert_int_equal(m.count, 4);
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(m.entries[i], in[i]);
+	assert_null(m.entries[4]);
+	proto_persona_free(&m);
+
+	char *none[] = { NULL };
+	assert_int_equal(proto_put_persona(&out, none), 0);
+	read_back(&f, PROTO_PERSONA);
+	assert_int_equal(proto_decode_persona(f.payload, f.length, &m), 0);
+	assert_int_equal(m.count, 0);
+	assert_null(m.entries[0]);
+	proto_persona_free(&m);
+
+	assert_int_equal(proto_put_persona_answer(&out, 0, "ignored"), 0);
+	read_back(&f, PROTO_PERSONA);
+	assert_int_equal(proto_decode_persona_answer(f.payload, f.length, &a),
+			 0);
+	assert_int_equal(a.failures, 0);
+	assert_string_equal(a.text, "");
+	assert_int_equal(proto_put_persona_answer(&out, 2, "net: x\001y"), 0);
+	read_back(&f, PROTO_PERSONA);
+	assert_int_equal(proto_decode_persona_answer(f.payload, f.length, &a),
+			 0);
+	assert_int_equal(a.failures, 2);
+	assert_string_equal(a.text, "net: x?y");
+}
+
+static void test_persona_encode_refuses(void **state)
+{
+	char *bad_eq[] = { "novalue", NULL };
+	char *bad_key[] = { "=value", NULL };
+	char *bad_nl[] = { "a=b\nc", NULL };
+	char **many = calloc(PROTO_MAX_PERSONA + 2, sizeof(char *));
+	char *big = malloc(PROTO_MAX_PAYLOAD);
+
+	assert_int_equal(proto_put_persona(&out, bad_eq), -EINVAL);
+	assert_int_equal(proto_put_persona(&out, bad_key), -EINVAL);
+	assert_int_equal(proto_put_persona(&out, bad_nl), -EINVAL);
+	for (unsigned i = 0; i <= PROTO_MAX_PERSONA; i++)
+		many[i] = "a=b";
+	assert_int_equal(proto_put_persona(&out, many), -E2BIG);
+	memset(big, 'x', PROTO_MAX_PAYLOAD - 1);
+	big[0] = 'k';
+	big[1] = '=';
+	big[PROTO_MAX_PAYLOAD - 1] = '\0';
+	many[0] = big;
+	many[1] = NULL;
+	assert_int_equal(proto_put_persona(&out, many), -E2BIG);
+	assert_int_equal(proto_buf_pending(&out), 0);
+	free(big);
+	free(many);
+}
+
+/* u32 count, then "a=b" and "c=d". */
+static size_t persona_payload(uint8_t *p)
+{
+	put_be32(p, 2);
+	put_be32(p + 4, 4);
+	memcpy(p + 8, "a=b", 4);
+	put_be32(p + 12, 4);
+	memcpy(p + 16, "c=d", 4);
+	return 20;
+}
+
+static void test_persona_malformed(void **state)
+{
+	uint8_t p[64];
+	struct proto_persona m;
+	struct proto_persona_answer a;
+	size_t n = persona_payload(p);
+
+	assert_int_equal(proto_decode_persona(p, n, &m), 0);
+	proto_persona_free(&m);
+	/* truncated, at every length */
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(proto_decode_persona(p, i, &m), -EBADMSG);
+	/* trailing bytes */
+	assert_int_equal(proto_decode_persona(p, n + 1, &m), -EBADMSG);
+	/* a count the payload cannot hold, and one above the limit */
+	put_be32(p, 3);
+	assert_int_equal(proto_decode_persona(p, n, &m), -EBADMSG);
+	put_be32(p, 0xffffffffu);
+	assert_int_equal(proto_decode_persona(p, n, &m), -EMSGSIZE);
+	put_be32(p, PROTO_MAX_PERSONA + 1);
+	assert_int_equal(proto_decode_persona(p, n, &m), -EMSGSIZE);
+	/* non-printable */
+	n = persona_payload(p);
+	p[10] = '\n';
+	assert_int_equal(proto_decode_persona(p, n, &m), -EBADMSG);
+	p[10] = 0x7f;
+	assert_int_equal(proto_decode_persona(p, n, &m), -EBADMSG);
+	/* missing '=', empty key, empty entry */
+	n = persona_payload(p);
+	memcpy(p + 16, "cxd", 4);
+	assert_int_equal(proto_decode_persona(p, n, &m), -EBADMSG);
+	memcpy(p + 16, "=cd", 4);
+	assert_int_equal(proto_decode_persona(p, n, &m), -EBADMSG);
+	put_be32(p, 1);
+	put_be32(p + 4, 1);
+	p[8] = 0;
+	assert_int_equal(proto_decode_persona(p, 9, &m), -EBADMSG);
+
+	/* the answer: text "" exactly when no failure */
+	put_be32(p, 0);
+	put_be32(p + 4, 1);
+	p[8] = 0;
+	assert_int_equal(proto_decode_persona_answer(p, 9, &a), 0);
+	assert_int_equal(proto_decode_persona_answer(p, 8, &a), -EBADMSG);
+	assert_int_equal(proto_decode_persona_answer(p, 10, &a), -EBADMSG);
+	put_be32(p, 1);
+	assert_int_equal(proto_decode_persona_answer(p, 9, &a), -EBADMSG);
+	put_be32(p + 4, 3);
+	memcpy(p + 8, "no", 3);
+	assert_int_equal(proto_decode_persona_answer(p, 11, &a), 0);
+	assert_string_equal(a.text, "no");
+	put_be32(p, 0);
+	assert_int_equal(proto_decode_persona_answer(p, 11, &a), -EBADMSG);
+	put_be32(p, 1);
+	p[9] = 0x1b; /* non-printable */
+	assert_int_equal(proto_decode_persona_answer(p, 11, &a), -EBADMSG);
+	put_be32(p + 4, PROTO_MAX_ERROR + 2); /* too long */
+	assert_int_equal(proto_decode_persona_answer(p, 11, &a), -EMSGSIZE);
+}
+
+static void test_persona_header(void **state)
+{
+	struct proto_header h;
+	uint8_t b[PROTO_HEADER_SIZE];
+
+	make_header(b, PROTO_PERSONA, 0, 4);
+	assert_int_equal(proto_header_decode(b, 16, &h), 0);
+	make_header(b, PROTO_PERSONA, 5, 4); /* session 0 only */
+	assert_int_equal(proto_header_decode(b, 16, &h), -EBADMSG);
+	assert_string_equal(proto_kind_name(PROTO_PERSONA), "PERSONA");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -660,6 +812,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reader_pull, setup,
 						teardown),
 		cmocka_unit_test(test_buf_queue),
+		cmocka_unit_test_setup_teardown(test_persona_roundtrip, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_persona_encode_refuses,
+						setup, teardown),
+		cmocka_unit_test(test_persona_malformed),
+		cmocka_unit_test(test_persona_header),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
