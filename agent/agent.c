@@ -77,6 +77,7 @@ static struct {
 	char identity[PROTO_MAX_IDENTITY + 1];
 	bool allow_poweroff;
 	int listen_fd, chan_fd, sig_fd;
+	bool chan_idle; /* the port is open, no host: polled again later */
 	bool chan_is_socket, greeted;
 	uint64_t retry_at;
 	struct proto_reader rd;
@@ -190,23 +191,40 @@ static void send_error(uint32_t session, int code, const char *fmt, ...)
 
 /* ---- channel ---- */
 
-static void channel_close(const char *why)
+/* The conversation is over: its sessions and anything unsent go. */
+static void conversation_end(const char *why)
 {
-	if (agent.chan_fd < 0)
-		return;
 	/* An unconnected virtio port reads as EOF: that is no news. */
 	if (agent.greeted)
 		log_info("host disconnected (%s); waiting for it to come back",
 			 why);
 	else
 		log_debug("channel: %s", why);
-	close(agent.chan_fd);
-	agent.chan_fd = -1;
 	agent.greeted = false;
 	proto_buf_consume(&agent.out, proto_buf_pending(&agent.out));
 	proto_reader_reset(&agent.rd, true);
 	sessions_orphan_all();
 	agent.retry_at = clock_now_ms() + RETRY_MS;
+}
+
+static void channel_close(const char *why)
+{
+	if (agent.chan_fd < 0)
+		return;
+	conversation_end(why);
+	close(agent.chan_fd);
+	agent.chan_fd = -1;
+}
+
+/* The host went away. A virtio port stays open: closing it would drop
+ * what the next host already sent (the guest's driver discards a closed
+ * port's data), as a guest restored from a saved one meets a new host
+ * before it has seen the old one go. It reads as EOF until a host is
+ * back, so it is polled again every RETRY_MS. */
+static void channel_host_gone(void)
+{
+	conversation_end("end of file");
+	agent.chan_idle = true;
 }
 
 static int read_line(const char *path, char *buf, size_t size)
@@ -608,6 +626,10 @@ static void channel_read(void)
 	struct proto_frame f;
 	int k = proto_reader_pull(&agent.rd, agent.chan_fd);
 
+	if (k == -EPIPE && agent.listen_fd < 0) {
+		channel_host_gone();
+		return;
+	}
 	if (k < 0) {
 		channel_close(k == -EPIPE ? "end of file" : strerror(-k));
 		return;
@@ -929,7 +951,11 @@ static int run(void)
 		if (agent.listen_fd >= 0)
 			pollset_add(&ps, agent.listen_fd, POLLIN, REF_LISTEN,
 				    NULL, 0);
-		if (agent.chan_fd >= 0)
+		if (agent.chan_idle && clock_now_ms() < agent.retry_at)
+			timeout = RETRY_MS;
+		else if (agent.chan_fd >= 0)
+			agent.chan_idle = false;
+		if (agent.chan_fd >= 0 && !agent.chan_idle)
 			pollset_add(&ps, agent.chan_fd,
 				    POLLIN | (proto_buf_pending(&agent.out)
 						      ? POLLOUT

@@ -724,8 +724,12 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 	r = saveimage_read(save_fd, &img);
 	if (r == 0)
 		r = saved_genid(img.xml, genid, sizeof(genid));
-	if (r < 0)
+	if (r < 0) {
+		log_error("warm template %s: %s is no whole save image with a "
+			  "generation ID",
+			  w->key, w->save);
 		goto out;
+	}
 	boot_domain_params(p, &n, &dp);
 	random_uuid(uuid);
 	dp.uuid = uuid;
