@@ -12,3 +12,4 @@ int cmd_check_config(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_cleanup(int argc, char **argv);
 int cmd_ib_partitions(int argc, char **argv);
+int cmd_warm(int argc, char **argv);

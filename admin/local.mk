@@ -10,7 +10,8 @@ admin_slurm_vm_SOURCES = \
 	admin/cmd_check_config.c \
 	admin/cmd_list.c \
 	admin/cmd_cleanup.c \
-	admin/cmd_ib_partitions.c
+	admin/cmd_ib_partitions.c \
+	admin/cmd_warm.c
 admin_slurm_vm_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/admin $(HWLOC_CFLAGS) \
 	-DSLURM_PLUGINDIR='"$(slurm_plugindir)"' \
 	-DEXAMPLES_DIR='"$(docdir)/examples"'

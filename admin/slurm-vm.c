@@ -29,6 +29,8 @@ static const struct command commands[] = {
 	  "tear down the guests of ended jobs, as their epilog would" },
 	{ "ib-partitions", cmd_ib_partitions,
 	  "write OpenSM's partitions.conf: a partition per VM job (SM node)" },
+	{ "warm", cmd_warm,
+	  "list or drop this node's warm-start templates (BootMode=warm)" },
 };
 
 static void usage(FILE *out)

@@ -129,6 +129,37 @@ else
 	done
 fi
 
+# warm: the templates of WarmDir, newest first; one a prolog holds (its
+# lock) is not dropped; --all drops the rest
+if [ "$(id -u)" = 0 ]; then
+	wd=$out/warm
+	for k in 00000000000000aa 00000000000000bb; do
+		mkdir -p "$wd/$k"
+		printf 'slurm-vm x\nlayer /images/%s.qcow2 1 2 3 4\n' "$k" >"$wd/$k/template"
+		head -c 2M /dev/zero >"$wd/$k/state.save"
+	done
+	touch -d '1 hour ago' "$wd/00000000000000aa/template"
+	mkdir "$wd/00000000000000cc" # being made: no marker
+	printf 'WarmDir=%s\n' "$wd" >"$out/warm.conf"
+	expect_status 0 "$svm" warm --config "$out/warm.conf" list
+	[ "$(awk 'NR > 1 { print $1 }' "$out/o" | tr '\n' ' ')" = "00000000000000cc 00000000000000bb 00000000000000aa " ] ||
+		fail "warm list order: $(cat "$out/o")"
+	grep -q '^00000000000000bb .* 2 MiB  /images/00000000000000bb.qcow2$' "$out/o" ||
+		fail "warm list: $(cat "$out/o")"
+	grep -q '^00000000000000cc  (being made)' "$out/o" || fail "warm list: $(cat "$out/o")"
+	exec 9>"$wd/00000000000000aa.lock"
+	flock -s 9
+	expect_status 1 "$svm" warm --config "$out/warm.conf" drop --all
+	grep -q "template 00000000000000aa is in use" "$out/e" || fail "warm drop of a held template: $(cat "$out/e")"
+	[ "$(ls "$wd")" = "00000000000000aa
+00000000000000aa.lock" ] || fail "warm drop --all left: $(ls "$wd")"
+	exec 9>&-
+	expect_status 0 "$svm" warm --config "$out/warm.conf" drop 00000000000000aa
+	[ -z "$(ls "$wd")" ] || fail "warm drop left: $(ls "$wd")"
+	expect_status 1 "$svm" warm --config "$out/warm.conf" drop ../etc
+	expect_status 2 "$svm" warm --config "$out/warm.conf" drop
+fi
+
 # check-config reads only this node's gres.conf lines (the one block per
 # node that gres.conf(5) documents): another node's missing File= is no
 # problem, this node's is, also when named by a hostlist, and a line

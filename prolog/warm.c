@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -48,21 +47,20 @@
 #include "vm/hypervisor.h"
 #include "vm/pidfile.h"
 #include "vm/saveimage.h"
+#include "vm/warmcache.h"
 #include "vm/seed.h"
 
 #define WARM_SAVE	 "state.save"
 #define WARM_OVERLAY	 "overlay.qcow2"
 #define WARM_SEED	 "seed.iso"
-#define WARM_MARKER	 "template"
 #define WARM_FIFO	 "warm.fifo"
 #define WARM_PERSONA	 "persona"
 #define WARM_DOMAIN	 "svm-warm-"
 #define WARM_HOSTNAME	 "slurm-vm-template"
-#define WARM_KEY_LEN	 16
 #define WARM_LOCK_WAIT_S 0 /* a template being made: boot cold meanwhile */
 
 struct warm {
-	char key[WARM_KEY_LEN + 1];
+	char key[WARMCACHE_KEY_LEN + 1];
 	char *dir; /* WarmDir/KEY */
 	char *save, *overlay, *seed, *marker;
 	char *key_text; /* what the key digests, kept in the marker */
@@ -160,7 +158,7 @@ static int warm_paths(struct prolog *p, struct warm *w)
 	    asprintf(&w->save, "%s/" WARM_SAVE, w->dir) < 0 ||
 	    asprintf(&w->overlay, "%s/" WARM_OVERLAY, w->dir) < 0 ||
 	    asprintf(&w->seed, "%s/" WARM_SEED, w->dir) < 0 ||
-	    asprintf(&w->marker, "%s/" WARM_MARKER, w->dir) < 0)
+	    asprintf(&w->marker, "%s/" WARMCACHE_MARKER, w->dir) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -180,7 +178,7 @@ static void template_params(struct prolog *p, struct boot_names *n,
 	dp->hotplug = true;
 	dp->genid = "";
 	snprintf(n->name, sizeof(n->name), WARM_DOMAIN "%s",
-		 dir + strlen(dir) - WARM_KEY_LEN);
+		 dir + strlen(dir) - WARMCACHE_KEY_LEN);
 	if (asprintf(&paths[0], "%s/console.log", dir) < 0)
 		paths[0] = NULL;
 	if (asprintf(&paths[1], "%s/agent.sock", dir) < 0)
@@ -363,14 +361,6 @@ static int marker_write(const char *path, const char *text)
 	return 0;
 }
 
-static int remove_tree(const char *path)
-{
-	char *const argv[] = { "/bin/rm", "-rf", "--", (char *)path, NULL };
-	char out[256];
-
-	return run_wait(argv, 60, out, sizeof(out));
-}
-
 /* Makes the template in WarmDir/KEY (another prolog making it: -EBUSY). */
 static int template_build(struct prolog *p, const struct warm *w,
 			  const char *agent, int lock_fd)
@@ -379,7 +369,7 @@ static int template_build(struct prolog *p, const struct warm *w,
 	int r;
 
 	(void)lock_fd;
-	remove_tree(w->dir); /* an unfinished one */
+	warmcache_remove_tree(w->dir); /* an unfinished one */
 	if (mkdir(w->dir, 0755) < 0)
 		return log_errno(errno, "cannot create %s", w->dir);
 	r = overlay_create(w->overlay, &p->chain.layers[0], true, out,
@@ -397,7 +387,7 @@ static int template_build(struct prolog *p, const struct warm *w,
 	if (r == 0)
 		r = marker_write(w->marker, w->key_text);
 	if (r < 0)
-		remove_tree(w->dir);
+		warmcache_remove_tree(w->dir);
 	return r;
 }
 
@@ -446,128 +436,6 @@ static int template_ready(struct prolog *p, struct warm *w, const char *agent)
 	}
 	flock(fd, LOCK_SH);
 	return fd;
-}
-
-/* A template in WarmDir: its key, when it was last used (the marker's
- * mtime, touched by each restore) and what it takes on disk. */
-struct cached {
-	char key[WARM_KEY_LEN + 1];
-	struct timespec used;
-	uint64_t bytes;
-};
-
-static int cached_by_use(const void *a, const void *b)
-{
-	const struct cached *x = a, *y = b;
-
-	if (x->used.tv_sec != y->used.tv_sec)
-		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
-	return (x->used.tv_nsec > y->used.tv_nsec) -
-	       (x->used.tv_nsec < y->used.tv_nsec);
-}
-
-static bool is_key(const char *name)
-{
-	return strlen(name) == WARM_KEY_LEN &&
-	       strspn(name, "0123456789abcdef") == WARM_KEY_LEN;
-}
-
-static uint64_t dir_bytes(int dfd)
-{
-	_cleanup_(closedirp) DIR *d = fdopendir(dfd);
-	struct dirent *e;
-	struct stat st;
-	uint64_t sum = 0;
-
-	if (!d) {
-		close(dfd);
-		return 0;
-	}
-	while ((e = readdir(d)))
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
-			    0 &&
-		    S_ISREG(st.st_mode))
-			sum += (uint64_t)st.st_blocks * 512;
-	return sum;
-}
-
-/* Drops template @key unless a prolog uses or makes it. */
-static bool template_drop(const char *warm_dir, const char *key)
-{
-	_cleanup_free_ char *lock = NULL, *dir = NULL;
-	_cleanup_close_ int fd = -1;
-
-	if (asprintf(&lock, "%s/%s.lock", warm_dir, key) < 0 ||
-	    asprintf(&dir, "%s/%s", warm_dir, key) < 0)
-		return false;
-	fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
-		return false;
-	if (remove_tree(dir) != 0)
-		return false;
-	unlink(lock);
-	return true;
-}
-
-/* Keeps WarmDir within WarmTemplates= and WarmCacheSize=: the templates
- * used longest ago go first; unfinished ones nobody makes go at once. */
-static void warm_evict(const struct vmconf *conf)
-{
-	_cleanup_(closedirp) DIR *d = opendir(conf->warm_dir);
-	_cleanup_free_ struct cached *c = NULL;
-	uint64_t total = 0, limit = conf->warm_cache_gib << 30;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	struct stat st;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		int dfd;
-
-		if (!is_key(e->d_name))
-			continue;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) <
-			    0 ||
-		    !S_ISDIR(st.st_mode))
-			continue;
-		dfd = openat(dirfd(d), e->d_name,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd < 0)
-			continue;
-		if (fstatat(dfd, WARM_MARKER, &st, 0) < 0) {
-			close(dfd);
-			if (template_drop(conf->warm_dir, e->d_name))
-				log_info("warm template %s was unfinished: "
-					 "dropped",
-					 e->d_name);
-			continue;
-		}
-		if (n == cap) {
-			struct cached *m =
-				realloc(c, (cap = cap * 2 + 8) * sizeof(*c));
-			if (!m) {
-				close(dfd);
-				return;
-			}
-			c = m;
-		}
-		snprintf(c[n].key, sizeof(c[n].key), "%s", e->d_name);
-		c[n].used = st.st_mtim;
-		c[n].bytes = dir_bytes(dfd);
-		total += c[n++].bytes;
-	}
-	qsort(c, n, sizeof(*c), cached_by_use);
-	for (size_t i = 0, left = n;
-	     i < n && (left > conf->warm_templates || total > limit); i++) {
-		if (!template_drop(conf->warm_dir, c[i].key))
-			continue;
-		log_info("warm template %s dropped (WarmTemplates=%u, "
-			 "WarmCacheSize=%" PRIu64 " GiB)",
-			 c[i].key, conf->warm_templates, conf->warm_cache_gib);
-		left--;
-		total -= c[i].bytes;
-	}
 }
 
 /* "key=value" lines: what the relay tells the restored agent. */
@@ -879,7 +747,8 @@ enum prolog_result prolog_warm(struct prolog *p)
 	utimensat(AT_FDCWD, w.marker, NULL, 0); /* used now */
 	close(lock_fd);
 	lock_fd = -1;
-	warm_evict(&p->conf);
+	warmcache_evict(p->conf.warm_dir, p->conf.warm_templates,
+			p->conf.warm_cache_gib << 30);
 	t0 = clock_now_s();
 	res = boot_relay(p, persona);
 	if (res == PROLOG_OK)

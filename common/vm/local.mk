@@ -15,6 +15,7 @@ common_vm_libslurmvm_vm_la_SOURCES = \
 	common/vm/reclaim.c \
 	common/vm/reclaim.h \
 	common/vm/saveimage.c \
+	common/vm/warmcache.c common/vm/warmcache.h \
 	common/vm/saveimage.h \
 	common/vm/seed.c \
 	common/vm/seed.h \
