@@ -122,29 +122,8 @@ static int read_text(const char *path, char **text, size_t *len,
 static int replace_like(const char *path, const char *data, size_t len,
 			const struct stat *st)
 {
-	_cleanup_free_ char *tmp = NULL;
-	_cleanup_close_ int fd = -1;
-	int r = 0;
-
-	if (asprintf(&tmp, "%s" FILE_REPLACE_TMP_SUFFIX, path) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0)
-		return -errno;
-	if (fchown(fd, st->st_uid, st->st_gid) < 0 && errno != EPERM)
-		r = -errno;
-	if (r == 0 && fchmod(fd, st->st_mode & 07777) < 0)
-		r = -errno;
-	if (r == 0)
-		r = write_all(fd, data, len);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	return file_replace_as(path, data, len, st->st_mode & 07777, st->st_uid,
+			       st->st_gid);
 }
 
 /* Replaces @path with @text and @line (and a newline between where @text

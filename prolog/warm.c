@@ -344,23 +344,6 @@ static int template_boot_save(struct prolog *p, const struct warm *w)
 	return r;
 }
 
-/* The marker last: a template without it is unfinished. */
-static int marker_write(const char *path, const char *text)
-{
-	_cleanup_free_ char *tmp = NULL;
-	_cleanup_close_ int fd = -1;
-	size_t len = strlen(text);
-
-	if (asprintf(&tmp, "%s.new", path) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0444);
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) < 0 ||
-	    rename(tmp, path) < 0)
-		return log_errno(errno ?: EIO, "cannot write %s", path);
-	return 0;
-}
-
 /* Makes the template in WarmDir/KEY (another prolog making it: -EBUSY). */
 static int template_build(struct prolog *p, const struct warm *w,
 			  const char *agent, int lock_fd)
@@ -385,7 +368,9 @@ static int template_build(struct prolog *p, const struct warm *w,
 	if (r == 0 && (chmod(w->overlay, 0444) < 0 || chmod(w->save, 0400) < 0))
 		r = log_errno(errno, "cannot freeze template %s", w->dir);
 	if (r == 0)
-		r = marker_write(w->marker, w->key_text);
+		/* the marker last: a template without it is unfinished */
+		r = file_replace(w->marker, w->key_text, strlen(w->key_text),
+				 0444);
 	if (r < 0)
 		warmcache_remove_tree(w->dir);
 	return r;

@@ -890,21 +890,19 @@ int proto_put_exit(struct proto_buf *b, uint32_t session,
 	return proto_put_frame(b, PROTO_EXIT, 0, session, p, sizeof(p));
 }
 
-int proto_put_error(struct proto_buf *b, uint32_t session, uint32_t code,
-		    const char *text)
+/* A u32 and a text of at most PROTO_MAX_ERROR bytes, its control bytes but
+ * newline and tab made '?': ERROR and the PERSONA answer. */
+static int put_number_text(struct proto_buf *b, enum proto_kind kind,
+			   uint32_t session, uint32_t number, const char *text,
+			   size_t len)
 {
-	size_t len = strnlen(text, PROTO_MAX_ERROR);
 	uint8_t *p;
 	int r;
 
-	if (len == 0) {
-		text = "error";
-		len = 5;
-	}
-	r = put_header(b, PROTO_ERROR, 0, session, 4 + 5 + len, &p);
+	r = put_header(b, kind, 0, session, 4 + 5 + len, &p);
 	if (r < 0)
 		return r;
-	put32(p, code);
+	put32(p, number);
 	put_str(p + 4, text, len);
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = p[8 + i];
@@ -913,6 +911,18 @@ int proto_put_error(struct proto_buf *b, uint32_t session, uint32_t code,
 			p[8 + i] = '?';
 	}
 	return 0;
+}
+
+int proto_put_error(struct proto_buf *b, uint32_t session, uint32_t code,
+		    const char *text)
+{
+	size_t len = strnlen(text, PROTO_MAX_ERROR);
+
+	if (len == 0) {
+		text = "error";
+		len = 5;
+	}
+	return put_number_text(b, PROTO_ERROR, session, code, text, len);
 }
 
 int proto_put_ping(struct proto_buf *b, uint8_t kind, uint32_t session,
@@ -979,8 +989,6 @@ int proto_put_persona_answer(struct proto_buf *b, uint32_t failures,
 			     const char *text)
 {
 	size_t len = failures ? strnlen(text, PROTO_MAX_ERROR) : 0;
-	uint8_t *p;
-	int r;
 
 	if (!failures)
 		text = "";
@@ -988,18 +996,7 @@ int proto_put_persona_answer(struct proto_buf *b, uint32_t failures,
 		text = "failed";
 		len = 6;
 	}
-	r = put_header(b, PROTO_PERSONA, 0, 0, 4 + 5 + len, &p);
-	if (r < 0)
-		return r;
-	put32(p, failures);
-	put_str(p + 4, text, len);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = p[8 + i];
-
-		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
-			p[8 + i] = '?';
-	}
-	return 0;
+	return put_number_text(b, PROTO_PERSONA, 0, failures, text, len);
 }
 
 /* ---- reader ---- */

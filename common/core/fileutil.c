@@ -38,7 +38,8 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int file_replace(const char *path, const void *data, size_t len, mode_t mode)
+int file_replace_as(const char *path, const void *data, size_t len, mode_t mode,
+		    uid_t uid, gid_t gid)
 {
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
@@ -47,11 +48,16 @@ int file_replace(const char *path, const void *data, size_t len, mode_t mode)
 	if (asprintf(&tmp, "%s" FILE_REPLACE_TMP_SUFFIX, path) < 0)
 		return -ENOMEM;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  mode);
+		  mode & 0700);
 	if (fd < 0)
 		return log_errno(errno, "%s: cannot write", tmp);
+	/* Owner first, then the mode (a chown clears set-id bits); EPERM:
+	 * not root, the file stays the caller's. */
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
+	    fchown(fd, uid, gid) < 0 && errno != EPERM)
+		r = -errno;
 	/* A leftover taken over keeps its mode unless told. */
-	if (fchmod(fd, mode) < 0)
+	if (r == 0 && fchmod(fd, mode) < 0)
 		r = -errno;
 	if (r == 0)
 		r = write_all(fd, data, len);
@@ -64,6 +70,11 @@ int file_replace(const char *path, const void *data, size_t len, mode_t mode)
 		return log_errno(-r, "%s: cannot replace", path);
 	}
 	return 0;
+}
+
+int file_replace(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return file_replace_as(path, data, len, mode, (uid_t)-1, (gid_t)-1);
 }
 
 int file_link_name(const char *dir, const char *name, char *out, size_t size)

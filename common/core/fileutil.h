@@ -21,6 +21,10 @@ int write_all(int fd, const void *buf, size_t len);
  * FILE_REPLACE_TMP_SUFFIX (never through a link), synced, renamed over
  * @path; on failure the temporary file is removed and the reason logged. */
 int file_replace(const char *path, const void *data, size_t len, mode_t mode);
+/* file_replace() giving the file to @uid:@gid ((uid_t)-1, (gid_t)-1: the
+ * caller's); where the caller may not (EPERM), it stays the caller's. */
+int file_replace_as(const char *path, const void *data, size_t len, mode_t mode,
+		    uid_t uid, gid_t gid);
 /* Does @name end with FILE_REPLACE_TMP_SUFFIX? */
 bool file_is_replace_tmp(const char *name);
 
