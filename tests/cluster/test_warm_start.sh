@@ -13,7 +13,7 @@
 #   machine-id; nothing of the template's identity (its hostname) shows;
 # - a damaged template is a cold boot with the reason in the log, never a
 #   failed job; afterwards nothing of the jobs is left on either node.
-# cluster-timeout: 600
+# cluster-timeout: 900
 set -uo pipefail
 
 . "$(dirname "$0")/harness.sh"
