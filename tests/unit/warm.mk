@@ -6,3 +6,10 @@ check_PROGRAMS += tests/unit/test_saveimage
 tests_unit_test_saveimage_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_saveimage_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_saveimage
+
+# WarmDir's bounds (common/vm/warmcache.c): the templates used longest ago
+# go first, a held one stays, an unfinished one goes.
+check_PROGRAMS += tests/unit/test_warmcache
+tests_unit_test_warmcache_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_test_warmcache_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/test_warmcache
