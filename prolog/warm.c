@@ -89,6 +89,9 @@ static const char *warm_refusal(const struct prolog *p)
 		return "libvirt cannot save a guest with virtiofs shares";
 	if (!p->conf.warm_templates)
 		return "WarmTemplates=0";
+	if (p->req.keep)
+		return "--vm-keep keeps the overlay, which must not depend on a "
+		       "template that ages out";
 	return NULL;
 }
 
