@@ -563,6 +563,14 @@ static void boot_undo(struct prolog *p)
 			  p->req.job_id, res.failed, res.steps);
 }
 
+/* The image's BootMode= wins over vm.conf's. */
+static bool boot_is_warm(const struct prolog *p)
+{
+	if (p->spec.boot_mode)
+		return strcmp(p->spec.boot_mode, "warm") == 0;
+	return p->conf.boot_mode == BOOT_MODE_WARM;
+}
+
 enum prolog_result prolog_statedir(struct prolog *p)
 {
 	statedir_name(p->req.job_id, p->req.restart_count, p->state_name,
@@ -593,7 +601,7 @@ enum prolog_result prolog_boot(struct prolog *p)
 	res = prolog_bind_devices(p);
 	log_info("job %u: phase devices %.3fs", p->req.job_id,
 		 clock_now_s() - t);
-	if (res == PROLOG_OK && p->conf.boot_mode == BOOT_MODE_WARM) {
+	if (res == PROLOG_OK && boot_is_warm(p)) {
 		res = prolog_warm(p);
 		if (res != WARM_COLD) {
 			if (res != PROLOG_OK)

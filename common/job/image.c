@@ -22,6 +22,7 @@
 
 static const char *const format_choices[] = { "raw", "qcow2", NULL };
 static const char *const firmware_choices[] = { "bios", "uefi", NULL };
+static const char *const boot_mode_choices[] = { "cold", "warm", NULL };
 
 #define K(n, t, f, ...)                                               \
 	{                                                             \
@@ -38,6 +39,7 @@ static const struct kv_key catalog_keys[] = {
 	K("Firmware", KV_CHOICE, firmware, .choices = firmware_choices,
 	  .defval = "bios"),
 	K("MemOverhead", KV_U64, mem_overhead_mib, .max = 1 << 20),
+	K("BootMode", KV_CHOICE, boot_mode, .choices = boot_mode_choices),
 	K("Description", KV_STRING, description),
 };
 

@@ -33,6 +33,7 @@ struct image_spec {
 	char *cmdline;
 	char *firmware;		   /* "bios" | "uefi" */
 	uint64_t mem_overhead_mib; /* 0: vm.conf's MemOverhead */
+	char *boot_mode;	   /* "cold" | "warm"; NULL: vm.conf's */
 	char *description;
 };
 

@@ -321,7 +321,8 @@ static void test_catalog(void **state)
 	snprintf(entry, sizeof(entry), "%s/debian.image", catalog);
 	write_text(entry, "Path=/srv/debian.qcow2\nFormat=qcow2\n"
 			  "Kernel=/srv/vmlinuz\nInitrd=/srv/initrd\n"
-			  "Cmdline=console=ttyS0\nMemOverhead=256\n");
+			  "Cmdline=console=ttyS0\nMemOverhead=256\n"
+			  "BootMode=warm\n");
 	snprintf(entry, sizeof(entry), "%s/alma.image", catalog);
 	write_text(entry, "Path=/srv/alma.qcow2\nFormt=qcow2\n");
 	conf_init(&conf, false);
@@ -333,6 +334,7 @@ static void test_catalog(void **state)
 	assert_string_equal(spec.cmdline, "console=ttyS0");
 	assert_string_equal(spec.firmware, "bios");
 	assert_int_equal(spec.mem_overhead_mib, 256);
+	assert_string_equal(spec.boot_mode, "warm");
 	image_spec_free(&spec);
 
 	errors[0] = '\0';
