@@ -768,6 +768,8 @@ static int apply_net(struct persona *p, const char *v)
 
 /* ---- shares ---- */
 
+#define SHARE_WAIT_MS 10000
+
 /* Is @path a mount point of @source (/proc/self/mountinfo)? */
 static bool mounted(const char *path, const char *source)
 {
@@ -803,6 +805,25 @@ static bool mounted(const char *path, const char *source)
 }
 
 /* TAG TRANSPORT OPTIONS PATH, PATH the rest (it may hold spaces). */
+/* A virtiofs share is hot-plugged just before the guest runs again: its
+ * tag is unknown (EINVAL) until the driver has probed the device. */
+static int share_mount(const char *tag, const char *path, const char *transport,
+		       const char *options)
+{
+	bool virtiofs = strcmp(transport, "virtiofs") == 0;
+
+	for (int waited_ms = 0;; waited_ms += 50) {
+		if (mount(tag, path, transport, 0, virtiofs ? NULL : options) ==
+		    0)
+			return 0;
+		if (!virtiofs ||
+		    (errno != EINVAL && errno != ENOENT && errno != ENODEV) ||
+		    waited_ms >= SHARE_WAIT_MS)
+			return -1;
+		usleep(50 * 1000);
+	}
+}
+
 static int apply_share(struct persona *p, const char *v)
 {
 	char tag[64], transport[16], options[1024];
@@ -821,8 +842,7 @@ static int apply_share(struct persona *p, const char *v)
 		return fail(p, "share", "%s: %s", path, strerror(-r));
 	if (mounted(path, tag))
 		return 0;
-	if (mount(tag, path, transport, 0,
-		  strcmp(transport, "9p") == 0 ? options : NULL) < 0)
+	if (share_mount(tag, path, transport, options) < 0)
 		return fail(p, "share", "%s at %s: %s", tag, path,
 			    strerror(errno));
 	log_info("persona: share %s at %s", tag, path);

@@ -234,7 +234,9 @@ enum prolog_result prolog_virtiofs(struct prolog *p)
 	_cleanup_close_ int dirfd = -1;
 	int r;
 
-	if (p->share_transport != SHARED_DIR_VIRTIOFS || n == 0)
+	/* a warm start that fell back to a cold boot started them already */
+	if (p->share_transport != SHARED_DIR_VIRTIOFS || n == 0 ||
+	    p->share_sockets)
 		return PROLOG_OK;
 	p->share_sockets = calloc(n + 1, sizeof(*p->share_sockets));
 	if (!p->share_sockets)

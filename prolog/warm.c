@@ -84,9 +84,6 @@ static const char *warm_refusal(const struct prolog *p)
 		       "theirs to tamper with)";
 	if (p->spec.firmware && strcmp(p->spec.firmware, "uefi") == 0)
 		return "UEFI guests boot cold";
-	if (vmconf_n_shared_dirs(&p->conf) &&
-	    p->share_transport == SHARED_DIR_VIRTIOFS)
-		return "libvirt cannot save a guest with virtiofs shares";
 	if (!p->conf.warm_templates)
 		return "WarmTemplates=0";
 	if (p->req.keep)
@@ -473,8 +470,14 @@ static int persona_write(struct prolog *p, const char *path)
 		}
 	}
 	for (unsigned i = 0; i < vmconf_n_shared_dirs(&p->conf); i++)
-		fprintf(f, "share=" SHARED_DIR_TAG_FMT " 9p %s %s\n", i,
-			SEED_SHARE_MOUNT_OPTIONS, p->conf.shared_dirs[i]);
+		if (p->share_transport == SHARED_DIR_VIRTIOFS)
+			fprintf(f,
+				"share=" SHARED_DIR_TAG_FMT " virtiofs - %s\n",
+				i, p->conf.shared_dirs[i]);
+		else
+			fprintf(f, "share=" SHARED_DIR_TAG_FMT " 9p %s %s\n", i,
+				SEED_SHARE_MOUNT_OPTIONS,
+				p->conf.shared_dirs[i]);
 	user_info_free(&u);
 	return fclose(f) == 0 ? 0 : log_errno(errno, "cannot write %s", path);
 }
@@ -722,6 +725,10 @@ enum prolog_result prolog_warm(struct prolog *p)
 		return PROLOG_JOB_FAULT;
 	if (r < 0)
 		return PROLOG_NODE_FAULT;
+	/* virtiofs shares are hot-plugged: their virtiofsd listen first */
+	res = prolog_virtiofs(p);
+	if (res != PROLOG_OK)
+		return res;
 	r = restore(p, &w, &overlay);
 	if (r < 0) {
 		log_warn("job %u: boots cold: template %s cannot be restored "

@@ -505,12 +505,26 @@ static bool wants_nic_port(const struct domain_params *p)
 	return p->hotplug && p->net_bridge;
 }
 
-/* libvirt places it on pcie-root: the NIC has no NUMA cell to be near. */
-static void write_nic_port(struct xw *x, const struct plan *plan)
+/* libvirt cannot save a guest with virtiofs: a hotplug guest gets its
+ * shares live, each on a root port of its own after the NIC's. */
+static bool hotplugs_shares(const struct domain_params *p)
+{
+	return p->hotplug && p->share_transport == SHARED_DIR_VIRTIOFS;
+}
+
+static unsigned share_port(const struct plan *plan,
+			   const struct domain_params *p, unsigned i)
+{
+	return ports_end(plan) + (wants_nic_port(p) ? 1 : 0) + i;
+}
+
+/* libvirt places it on pcie-root: the NIC and the shares have no NUMA
+ * cell to be near. */
+static void write_root_port(struct xw *x, unsigned index)
 {
 	start(x, "controller");
 	attr(x, "type", "pci");
-	attrf(x, "index", "%u", ports_end(plan));
+	attrf(x, "index", "%u", index);
 	attr(x, "model", "pcie-root-port");
 	end(x);
 }
@@ -521,7 +535,9 @@ static void write_buses(struct xw *x, const struct plan *plan,
 	char node[16];
 
 	if (wants_nic_port(p))
-		write_nic_port(x, plan);
+		write_root_port(x, ports_end(plan));
+	for (unsigned i = 0; hotplugs_shares(p) && i < p->n_shares; i++)
+		write_root_port(x, share_port(plan, p, i));
 	if (!plan->n_devices)
 		return;
 	empty(x, "controller", "type", "pci", "index", "0", "model",
@@ -620,30 +636,41 @@ static void write_interface(struct xw *x, const struct plan *plan,
 	end(x);
 }
 
-static void write_shares(struct xw *x, const struct domain_params *p)
+static void write_share(struct xw *x, const struct plan *plan,
+			const struct domain_params *p, unsigned i)
 {
-	bool virtiofs = p->share_transport == SHARED_DIR_VIRTIOFS;
+	char addr[PCI_ADDR_MAX];
 
-	for (unsigned i = 0; i < p->n_shares; i++) {
-		start(x, "filesystem");
-		attr(x, "type", "mount");
-		if (virtiofs) {
-			/* the prolog's virtiofsd, as the job user: libvirt
-			 * starts none of its own */
-			empty(x, "driver", "type", "virtiofs", "queue", "1024",
-			      NULL);
-			empty(x, "source", "socket", p->share_sockets[i], NULL);
-		} else {
-			attr(x, "accessmode", "squash");
-			attr(x, "multidevs", "remap");
-			empty(x, "source", "dir", p->shares[i], NULL);
-		}
-		start(x, "target");
-		attrf(x, "dir", SHARED_DIR_TAG_FMT, i);
-		end(x);
-		fixed_address(x, p, SLOT_SHARES + i);
-		end(x);
+	start(x, "filesystem");
+	attr(x, "type", "mount");
+	if (p->share_transport == SHARED_DIR_VIRTIOFS) {
+		/* the prolog's virtiofsd, as the job user: libvirt starts
+		 * none of its own */
+		empty(x, "driver", "type", "virtiofs", "queue", "1024", NULL);
+		empty(x, "source", "socket", p->share_sockets[i], NULL);
+	} else {
+		attr(x, "accessmode", "squash");
+		attr(x, "multidevs", "remap");
+		empty(x, "source", "dir", p->shares[i], NULL);
 	}
+	start(x, "target");
+	attrf(x, "dir", SHARED_DIR_TAG_FMT, i);
+	end(x);
+	if (hotplugs_shares(p)) {
+		snprintf(addr, sizeof(addr), "0000:%02x:00.0",
+			 share_port(plan, p, i));
+		pci_address(x, addr, false, false);
+	} else {
+		fixed_address(x, p, SLOT_SHARES + i);
+	}
+	end(x);
+}
+
+static void write_shares(struct xw *x, const struct plan *plan,
+			 const struct domain_params *p)
+{
+	for (unsigned i = 0; !hotplugs_shares(p) && i < p->n_shares; i++)
+		write_share(x, plan, p, i);
 }
 
 static void write_devices(struct xw *x, const struct plan *plan,
@@ -659,7 +686,7 @@ static void write_devices(struct xw *x, const struct plan *plan,
 		write_hostdev(x, plan, d, p);
 	if (!p->hotplug)
 		write_interface(x, plan, p);
-	write_shares(x, p);
+	write_shares(x, plan, p);
 	write_console(x, p);
 	/* nothing the job did not ask for: no USB, no balloon */
 	empty(x, "controller", "type", "usb", "model", "none", NULL);
@@ -715,8 +742,9 @@ static int check_paths(const struct domain_params *p)
 	if (p->share_transport != SHARED_DIR_9P &&
 	    p->share_transport != SHARED_DIR_VIRTIOFS)
 		return -EINVAL;
+	/* a hotplug template has no share yet */
 	if (p->n_shares && p->share_transport == SHARED_DIR_VIRTIOFS &&
-	    !p->share_sockets)
+	    !p->share_sockets && !p->hotplug)
 		return -EINVAL;
 	for (unsigned i = 0; r == 0 && p->share_sockets && i < p->n_shares; i++)
 		r = p->share_sockets[i] && p->share_sockets[i][0] == '/'
@@ -896,6 +924,12 @@ static void write_device_item(struct xw *x, const struct plan *plan,
 	write_hostdev(x, plan, item, p);
 }
 
+static void write_share_item(struct xw *x, const struct plan *plan,
+			     const struct domain_params *p, size_t item)
+{
+	write_share(x, plan, p, (unsigned)item);
+}
+
 int domain_hotplug_xmls(const struct plan *plan, const struct domain_params *p,
 			char ***xmls)
 {
@@ -915,7 +949,9 @@ int domain_hotplug_xmls(const struct plan *plan, const struct domain_params *p,
 				 plan->devices[d].n_funcs);
 			return -EOPNOTSUPP;
 		}
-	v = calloc(plan->n_devices + 2, sizeof(*v));
+	if (hotplugs_shares(p) && p->n_shares && !p->share_sockets)
+		return -EINVAL;
+	v = calloc(plan->n_devices + p->n_shares + 2, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	if (p->net_bridge) {
@@ -925,6 +961,11 @@ int domain_hotplug_xmls(const struct plan *plan, const struct domain_params *p,
 	}
 	for (size_t d = 0; d < plan->n_devices; d++) {
 		r = write_document(write_device_item, plan, p, d, &v[n++]);
+		if (r < 0)
+			return r;
+	}
+	for (unsigned i = 0; hotplugs_shares(p) && i < p->n_shares; i++) {
+		r = write_document(write_share_item, plan, p, i, &v[n++]);
 		if (r < 0)
 			return r;
 	}

@@ -116,8 +116,9 @@ struct domain_params {
 
 	/* A warm start's template and the jobs restored from it
 	 * (doc/design.md section 7): the planned devices' ports stay empty
-	 * and so does one more root port for the NIC (with net_bridge), to
-	 * be filled live by domain_hotplug_xmls(). */
+	 * and so do one more root port for the NIC (with net_bridge) and
+	 * one per virtiofs share, to be filled live by domain_hotplug_xmls();
+	 * the guest's own devices sit on pcie-root at fixed slots. */
 	bool hotplug;
 	/* <genid>: NULL none, "" one libvirt makes, else this value (a
 	 * restore keeps the saved one, and libvirt then gives a new one) */
@@ -135,8 +136,9 @@ int domain_xml_build(const struct plan *plan, const struct domain_params *p,
 
 /* For a @p->hotplug guest: what hot-plug puts on its empty ports, one
  * device XML each at the planned guest address: the NIC first (with
- * net_bridge), then one per planned device. @xmls is NULL-terminated and
- * malloc'd (free with str_list_free). -EOPNOTSUPP for a device libvirt
- * cannot hot-plug (more than one function: it plugs function 0 only). */
+ * net_bridge), then one per planned device, then each virtiofs share. @xmls is
+ * NULL-terminated and malloc'd (free with str_list_free). -EOPNOTSUPP for a
+ * device libvirt cannot hot-plug (more than one function: it plugs function 0
+ * only). */
 int domain_hotplug_xmls(const struct plan *plan, const struct domain_params *p,
 			char ***xmls);

@@ -485,6 +485,15 @@ static void test_job_network(void **state)
 	assert_null(xml);
 }
 
+/* The hot-plugged device's bus is controller @index (decimal). */
+static void got_bus_is(struct ctx *c, const char *index)
+{
+	char *bus = xstr(c, "/*/address/@bus");
+
+	assert_int_equal(strtoul(bus, NULL, 16), strtoul(index, NULL, 10));
+	free(bus);
+}
+
 /* A warm start's template and restore (hotplug): the NIC and the devices
  * are left out, their ports stay, one more for the NIC; what is hot-plugged
  * later lands where a cold boot of the same plan puts it. */
@@ -556,6 +565,47 @@ static void test_hotplug(void **state)
 	free(nic_port);
 	for (int i = 0; i < 3; i++)
 		free(cold_rng[i]);
+}
+
+/* virtiofs cannot be saved: a hotplug guest keeps its shared memory and
+ * the shares' ports, and gets each share live after the NIC and devices. */
+static void test_hotplug_virtiofs(void **state)
+{
+	struct ctx *c = *state;
+	struct domain_params p;
+	char *const shares[] = { "/home", "/scratch", NULL };
+	char *const sockets[] = { "/run/svm/42/sock/virtiofsd-0.sock",
+				  "/run/svm/42/sock/virtiofsd-1.sock", NULL };
+	char **hot = NULL, *port;
+
+	base_params(&p);
+	p.attach = DEVICE_ATTACH_EMULATE;
+	p.hotplug = true;
+	p.shares = shares;
+	p.n_shares = 2;
+	p.share_transport = SHARED_DIR_VIRTIOFS;
+	build(c, &p); /* the template: no virtiofsd yet */
+	assert_xpath(c, "count(//filesystem)", "0");
+	assert_xpath(c, "/domain/memoryBacking/source/@type", "memfd");
+	assert_xpath(c, "count(//controller[@model='pcie-root-port'])", "5");
+	port = xstr(c, "//controller[@model='pcie-root-port'][not(address)]"
+		       "[last()]/@index");
+	assert_int_equal(domain_hotplug_xmls(&c->plan, &p, &hot), -EINVAL);
+	p.share_sockets = sockets;
+	assert_int_equal(domain_hotplug_xmls(&c->plan, &p, &hot), 0);
+	assert_non_null(hot[4]);
+	assert_null(hot[5]);
+	reset(c);
+	c->xml = strdup(hot[4]);
+	c->doc = xmlReadMemory(c->xml, strlen(c->xml), "fs.xml", NULL,
+			       XML_PARSE_NONET);
+	c->xp = xmlXPathNewContext(c->doc);
+	assert_xpath(c, "/filesystem/driver/@type", "virtiofs");
+	assert_xpath(c, "/filesystem/source/@socket", sockets[1]);
+	assert_xpath(c, "/filesystem/target/@dir", "svmshare1");
+	got_bus_is(c, port);
+	strv_free(hot);
+	free(port);
 }
 
 /* Share @i's filesystem element: XPath @rel below it is @want. */
@@ -763,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_path_encoding),
 		cmocka_unit_test(test_job_network),
 		cmocka_unit_test(test_hotplug),
+		cmocka_unit_test(test_hotplug_virtiofs),
 		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_shares_virtiofs),
 		cmocka_unit_test(test_bad_params),
