@@ -509,27 +509,63 @@ static void random_uuid(char *uuid)
 		b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-/* The FIFO's writer: the renamed head, then the template's stream. */
+static int write_all_fd(int fd, const uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The FIFO's writer, until the prolog kills it: each reader gets the
+ * renamed head, then the template's stream, until one has read it all.
+ * libvirt 9 opens the file once; later releases read its metadata first
+ * and open it again for qemu (the first reader goes away: EPIPE). A reader
+ * after that gets EOF at once: a libvirt that opens once more fails, it
+ * never hangs on a FIFO nobody writes. */
 static pid_t feed_fifo(const char *fifo, int save_fd, const uint8_t *head,
 		       size_t head_len, off_t stream_offset)
 {
 	pid_t pid = fork();
-	int fd;
+	bool served = false;
 
 	if (pid != 0)
 		return pid;
 	signal(SIGPIPE, SIG_IGN);
-	fd = open(fifo, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		_exit(1);
-	for (size_t off = 0; off < head_len;) {
-		ssize_t n = write(fd, head + off, head_len - off);
+	for (;;) {
+		int fd = open(fifo, O_WRONLY | O_CLOEXEC);
+		int r;
 
-		if (n <= 0)
-			_exit(2);
-		off += (size_t)n;
+		if (fd < 0)
+			_exit(1);
+		if (!served) {
+			r = write_all_fd(fd, head, head_len);
+			if (r == 0)
+				r = saveimage_copy_stream(save_fd,
+							  stream_offset, fd);
+			served = r == 0;
+			if (r < 0 && r != -EPIPE)
+				_exit(2);
+		}
+		/* the next open would find this reader again: wait for it to
+		 * go (a pipe's writer sees POLLERR then) */
+		while (served) {
+			struct pollfd pfd = { .fd = fd };
+
+			if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+				_exit(3);
+			if (pfd.revents & (POLLERR | POLLHUP))
+				break;
+		}
+		close(fd);
 	}
-	_exit(saveimage_copy_stream(save_fd, stream_offset, fd) < 0 ? 3 : 0);
 }
 
 struct hotplug {
