@@ -524,12 +524,11 @@ static int write_all_fd(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* The FIFO's writer, until the prolog kills it: each reader gets the
- * renamed head, then the template's stream, until one has read it all.
- * libvirt 9 opens the file once; later releases read its metadata first
- * and open it again for qemu (the first reader goes away: EPIPE). A reader
- * after that gets EOF at once: a libvirt that opens once more fails, it
- * never hangs on a FIFO nobody writes. */
+/* The FIFO's writer, until the prolog kills it: a reader gets the renamed
+ * head, then the template's stream; one that goes away before the end
+ * (EPIPE) leaves it to the next. A reader after the whole stream gets EOF
+ * at once: a libvirt that opens once more fails, it never hangs on a FIFO
+ * nobody writes. */
 static pid_t feed_fifo(const char *fifo, int save_fd, const uint8_t *head,
 		       size_t head_len, off_t stream_offset)
 {
@@ -568,6 +567,34 @@ static pid_t feed_fifo(const char *fifo, int save_fd, const uint8_t *head,
 	}
 }
 
+/* libvirt 9.0 reads a save image through one open, so a FIFO fed with the
+ * renamed head costs no copy. Later releases open it twice, the metadata
+ * first (qemuSaveImageGetMetadata), then qemu's stream: two readers of one
+ * pipe cannot be told apart (libvirt 11.3 read the stream where the magic
+ * should be). They get a copy of the save image under the job's name in
+ * OverlayDir, deleted once the guest is restored; the stream keeps its
+ * offset, so a filesystem with reflinks may share its blocks. */
+#define FIFO_LIBVIRT_MAX 9000999ul
+
+static int copy_save_image(const char *path, int save_fd, const uint8_t *head,
+			   size_t head_len, off_t stream_offset)
+{
+	_cleanup_close_ int fd =
+		open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     0600);
+	int r;
+
+	if (fd < 0)
+		return log_errno(errno, "cannot create %s", path);
+	r = write_all_fd(fd, head, head_len);
+	if (r == 0)
+		r = saveimage_copy_stream(save_fd, stream_offset, fd);
+	if (r < 0)
+		return log_errno(r, "cannot copy the template's state to %s",
+				 path);
+	return 0;
+}
+
 struct hotplug {
 	struct prolog *p;
 	const char *name;
@@ -600,6 +627,8 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 {
 	_cleanup_(boot_names_free) struct boot_names n = { 0 };
 	_cleanup_free_ char *xml = NULL, *fifo = state_file(p, WARM_FIFO);
+	_cleanup_free_ char *copy = NULL;
+	unsigned long version = 0;
 	_cleanup_(strv_freep) char **hot = NULL;
 	_cleanup_free_ uint8_t *head = NULL;
 	_cleanup_close_ int save_fd = -1;
@@ -673,31 +702,55 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 			      *overlay, (unsigned)p->req.uid);
 		goto out;
 	}
-	unlink(fifo);
-	if (mkfifo(fifo, 0600) < 0) {
-		r = log_errno(errno, "cannot make %s", fifo);
+	r = hv_open(p->conf.libvirt_uri, &h.hv);
+	if (r == 0)
+		r = hv_lib_version(h.hv, &version);
+	if (r < 0)
 		goto out;
+	if (version > FIFO_LIBVIRT_MAX) {
+		if (asprintf(&copy, "%s/%s.save", p->conf.overlay_dir,
+			     p->state_name) < 0) {
+			copy = NULL;
+			r = -ENOMEM;
+			goto out;
+		}
+		/* OVERLAY: a file in OverlayDir the teardown deletes */
+		unlink(copy);
+		r = journal_step(p, "OVERLAY", copy) < 0 ? -EIO : 0;
+		if (r == 0)
+			r = copy_save_image(copy, save_fd, head, head_len,
+					    saveimage_stream_offset(&img));
+		if (r < 0)
+			goto out;
+	} else {
+		unlink(fifo);
+		if (mkfifo(fifo, 0600) < 0) {
+			r = log_errno(errno, "cannot make %s", fifo);
+			goto out;
+		}
 	}
 	if (journal_step(p, "DOMAIN", n.name) < 0) {
 		r = -EIO;
 		goto out;
 	}
-	feeder = feed_fifo(fifo, save_fd, head, head_len,
-			   saveimage_stream_offset(&img));
-	if (feeder < 0) {
-		r = log_errno(errno, "cannot fork the FIFO's writer");
-		goto out;
+	if (!copy) {
+		feeder = feed_fifo(fifo, save_fd, head, head_len,
+				   saveimage_stream_offset(&img));
+		if (feeder < 0) {
+			r = log_errno(errno, "cannot fork the FIFO's writer");
+			goto out;
+		}
 	}
-	r = hv_open(p->conf.libvirt_uri, &h.hv);
 	h.name = n.name;
 	h.xmls = hot;
-	if (r == 0)
-		r = hv_restore(h.hv, fifo, xml, p->plan.mem_limit_mib,
-			       hotplug_all, &h);
+	r = hv_restore(h.hv, copy ? copy : fifo, xml, p->plan.mem_limit_mib,
+		       hotplug_all, &h);
 	if (r == 0)
 		boot_record_qemu(p, n.name);
-	hv_close(h.hv);
 out:
+	hv_close(h.hv);
+	if (copy)
+		unlink(copy);
 	if (feeder > 0) {
 		kill(feeder, SIGKILL); /* done, or blocked on a FIFO unread */
 		waitpid(feeder, &status, 0);

@@ -209,6 +209,15 @@ int hv_save(struct hypervisor *hv, const char *name, const char *path)
 	return r;
 }
 
+int hv_lib_version(struct hypervisor *hv, unsigned long *version)
+{
+	if (virConnectGetLibVersion(hv->conn, version) < 0)
+		return log_error("libvirt does not say its version: %s",
+				 hv_last_error()),
+		       -EIO;
+	return 0;
+}
+
 int hv_attach(struct hypervisor *hv, const char *name, const char *xml)
 {
 	virDomainPtr dom = hv_lookup(hv, name);

@@ -36,6 +36,8 @@ int hv_restore(struct hypervisor *hv, const char *path, const char *xml,
 /* Saves the running domain @name's memory and devices to the new file
  * @path (libvirt's save image); the domain is gone after. */
 int hv_save(struct hypervisor *hv, const char *name, const char *path);
+/* libvirt's version, major * 1000000 + minor * 1000 + micro. */
+int hv_lib_version(struct hypervisor *hv, unsigned long *version);
 /* Hot-plugs the device described by @xml into the live domain @name. */
 int hv_attach(struct hypervisor *hv, const char *name, const char *xml);
 /* hv_create()'s second half without @before_run: lets the paused domain
