@@ -509,21 +509,6 @@ static void random_uuid(char *uuid)
 		b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-static int write_all_fd(int fd, const uint8_t *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The FIFO's writer, until the prolog kills it: a reader gets the renamed
  * head, then the template's stream; one that goes away before the end
  * (EPIPE) leaves it to the next. A reader after the whole stream gets EOF
@@ -545,7 +530,7 @@ static pid_t feed_fifo(const char *fifo, int save_fd, const uint8_t *head,
 		if (fd < 0)
 			_exit(1);
 		if (!served) {
-			r = write_all_fd(fd, head, head_len);
+			r = write_all(fd, head, head_len);
 			if (r == 0)
 				r = saveimage_copy_stream(save_fd,
 							  stream_offset, fd);
@@ -586,7 +571,7 @@ static int copy_save_image(const char *path, int save_fd, const uint8_t *head,
 
 	if (fd < 0)
 		return log_errno(errno, "cannot create %s", path);
-	r = write_all_fd(fd, head, head_len);
+	r = write_all(fd, head, head_len);
 	if (r == 0)
 		r = saveimage_copy_stream(save_fd, stream_offset, fd);
 	if (r < 0)
