@@ -503,8 +503,7 @@ static bool boot_domain_alive(void *arg)
 	return hv_is_running(w->hv, w->name) != 0;
 }
 
-enum prolog_result boot_wait_ready(struct prolog *p, double t0,
-				   unsigned timeout_s)
+enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 {
 	_cleanup_free_ char *exec = NULL;
 	_cleanup_free_ char *sock = state_file(p, "sock/relay.sock");
@@ -519,12 +518,12 @@ enum prolog_result boot_wait_ready(struct prolog *p, double t0,
 		return PROLOG_NODE_FAULT;
 	boot_domain_name(p, name, sizeof(name));
 	watch.name = name;
-	snprintf(timeout, sizeof(timeout), "%u", timeout_s);
+	snprintf(timeout, sizeof(timeout), "%u", p->conf.boot_timeout);
 	/* clang-format off */
 	char *const argv[] = { exec, "--socket", sock, "--timeout", timeout,
 			       "--wait-ready", NULL };
 	/* clang-format on */
-	r = run_wait_while(argv, timeout_s + 10, out, sizeof(out),
+	r = run_wait_while(argv, p->conf.boot_timeout + 10, out, sizeof(out),
 			   boot_domain_alive, &watch);
 	if (r == -ECANCELED) {
 		log_error("job %u: guest %s stopped %.1fs after boot, before "
@@ -538,11 +537,11 @@ enum prolog_result boot_wait_ready(struct prolog *p, double t0,
 	} else if (r != 0) {
 		log_error(
 			"job %u: the guest's agent was not ready within %us: %s",
-			p->req.job_id, timeout_s, out);
+			p->req.job_id, p->conf.boot_timeout, out);
 		prolog_record_reason(
 			p,
 			"the guest of job %u did not become ready within BootTimeout=%us (image %s)",
-			p->req.job_id, timeout_s, p->req.image);
+			p->req.job_id, p->conf.boot_timeout, p->req.image);
 		res = PROLOG_JOB_FAULT;
 	} else {
 		log_info("job %u: guest ready %.1fs after boot", p->req.job_id,
@@ -640,7 +639,7 @@ enum prolog_result prolog_boot(struct prolog *p)
 	if (res == PROLOG_OK)
 		res = boot_relay(p, NULL);
 	if (res == PROLOG_OK)
-		res = boot_wait_ready(p, t0, p->conf.boot_timeout);
+		res = boot_wait_ready(p, t0);
 	if (res != PROLOG_OK)
 		boot_undo(p);
 	return res;

@@ -112,9 +112,7 @@ void boot_record_qemu(struct prolog *p, const char *name);
 /* The relay; with @persona, the file of the job's identity it hands a
  * restored guest (slurm-vm-relay --persona). */
 enum prolog_result boot_relay(struct prolog *p, const char *persona);
-/* Waits up to @timeout_s for the agent's READY (through the relay). */
-enum prolog_result boot_wait_ready(struct prolog *p, double t0,
-				   unsigned timeout_s);
+enum prolog_result boot_wait_ready(struct prolog *p, double t0);
 
 /* BootMode=warm (warm.c, doc/design.md section 7): restores the guest
  * from a template of its image and shape, built first when there is none.

@@ -57,7 +57,6 @@
 #define WARM_PERSONA	 "persona"
 #define WARM_DOMAIN	 "svm-warm-"
 #define WARM_HOSTNAME	 "slurm-vm-template"
-#define WARM_SETTLE_MS	 1000
 #define WARM_LOCK_WAIT_S 0 /* a template being made: boot cold meanwhile */
 
 struct warm {
@@ -331,12 +330,7 @@ static int template_boot_save(struct prolog *p, const struct warm *w)
 			log_error("warm template %s: its agent was not ready "
 				  "within %us (%s/console.log)",
 				  n.name, p->conf.boot_timeout, w->dir);
-		/* Saved only once the guest has seen this host go: saved
-		 * before, a restored guest learnt it after meeting the job's
-		 * relay, and at times never read that relay's HELLO. */
-		if (r == 0)
-			usleep(WARM_SETTLE_MS * 1000);
-		if (r == 0)
+		else
 			r = hv_save(hv, n.name, w->save);
 		if (r < 0)
 			hv_destroy(hv, n.name);
@@ -774,17 +768,6 @@ static void restore_undo(struct prolog *p, const char *overlay)
 		unlink(overlay);
 }
 
-/* A restored guest answers in seconds: one that does not within this is
- * a cold boot, not a job waiting out BootTimeout. */
-#define WARM_READY_TIMEOUT_S 30u
-
-static unsigned warm_ready_timeout(const struct prolog *p)
-{
-	return p->conf.boot_timeout < WARM_READY_TIMEOUT_S
-		       ? p->conf.boot_timeout
-		       : WARM_READY_TIMEOUT_S;
-}
-
 enum prolog_result prolog_warm(struct prolog *p)
 {
 	_cleanup_free_ char *agent = NULL, *overlay = NULL,
@@ -838,7 +821,7 @@ enum prolog_result prolog_warm(struct prolog *p)
 	t0 = clock_now_s();
 	res = boot_relay(p, persona);
 	if (res == PROLOG_OK)
-		res = boot_wait_ready(p, t0, warm_ready_timeout(p));
+		res = boot_wait_ready(p, t0);
 	if (res == PROLOG_JOB_FAULT) {
 		log_warn("job %u: boots cold: the guest restored from template "
 			 "%s did not become the job's (%s)",
