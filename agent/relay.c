@@ -47,6 +47,7 @@
  * towards one session; what goes beyond is the guest ignoring credits. */
 #define CLIENT_OUT_LIMIT (PROTO_STREAMS * PROTO_WINDOW + 256u * 1024)
 #define RETRY_MS	 1000
+#define HELLO_AGAIN_MS	 1000
 #define GUEST_LOG_BURST	 20
 /* --persona FILE: the job's identity for a restored guest (issue #30). */
 #define PERSONA_FILE_MAX (64u * 1024)
@@ -87,6 +88,7 @@ static struct {
 	const char *expect_identity;
 	const char *persona_file;
 	char **persona; /* its entries, NULL-terminated; NULL without one */
+	uint64_t hello_again_at; /* HELLO unanswered: sent again then */
 	char *persona_text;
 	/* the identity the guest took refused it: dead_reason says why */
 	bool persona_failed;
@@ -405,10 +407,30 @@ static void channel_try_connect(void)
 	h.nonce = relay.nonce;
 	proto_reader_reset(&relay.rd, true);
 	proto_put_hello(&relay.out, &h);
+	relay.hello_again_at = clock_now_ms() + HELLO_AGAIN_MS;
 	/* A guest can make us reconnect every RETRY_MS. */
 	if (guest_log_ok())
 		log_info("connected to the guest channel %s",
 			 relay.channel_path);
+}
+
+/* A guest restored from a template met us before it saw the template's
+ * host go, and may have dropped our HELLO with that host's connection
+ * (design.md section 7): it gets it again until it answers. A duplicate
+ * comes before anything else we send; its answer is ignored. Cold guests
+ * are left alone: their agent reads the one HELLO when it starts. */
+static void hello_again(void)
+{
+	struct proto_hello h = { .min_version = PROTO_VERSION_MIN,
+				 .max_version = PROTO_VERSION_MAX,
+				 .nonce = relay.nonce };
+
+	if (!relay.persona || relay.chan_fd < 0 ||
+	    relay.state != CHAN_HELLO_SENT || relay.hello_ok ||
+	    clock_now_ms() < relay.hello_again_at)
+		return;
+	proto_put_hello(&relay.out, &h);
+	relay.hello_again_at = clock_now_ms() + HELLO_AGAIN_MS;
 }
 
 static void guest_hello(const struct proto_frame *f)
@@ -1095,9 +1117,15 @@ static int run(void)
 
 	while (!relay.quit && r == 0) {
 		channel_try_connect();
+		hello_again();
 		clients_reap();
 		build_pollset(&ps);
-		r = pollset_wait(&ps, relay.chan_fd < 0 ? RETRY_MS : -1);
+		r = pollset_wait(
+			&ps,
+			relay.chan_fd < 0 || (relay.persona &&
+					      relay.state == CHAN_HELLO_SENT)
+				? RETRY_MS
+				: -1);
 		if (r < 0)
 			log_errno(-r, "poll");
 		else
