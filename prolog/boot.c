@@ -253,6 +253,18 @@ static enum prolog_result boot_nvram(struct prolog *p, char **nvram)
 	return PROLOG_OK;
 }
 
+int boot_user_load(struct prolog *p, struct user_info *u)
+{
+	if (user_info_load(p->req.uid, p->req.gid, u) == 0)
+		return 0;
+	prolog_record_reason(
+		p,
+		"job %u: user %s (uid %u) is unknown to node %s's NSS; no guest can be made for it",
+		p->req.job_id, p->req.user, (unsigned)p->req.uid,
+		p->alloc.node);
+	return -ESRCH;
+}
+
 /* The seed's documents in <state>/seed/, the ISO <state>/seed.iso, the job
  * user's (qemu's) alone: it holds their keys, groups and network plan. */
 static enum prolog_result boot_seed(struct prolog *p, char **iso)
@@ -267,14 +279,8 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 	*iso = state_file(p, SEED_STATE_NAME ".iso");
 	if (!dir || !*iso)
 		return PROLOG_NODE_FAULT;
-	if (user_info_load(p->req.uid, p->req.gid, &user) < 0) {
-		prolog_record_reason(
-			p,
-			"job %u: user %s (uid %u) is unknown to node %s's NSS; no guest can be made for it",
-			p->req.job_id, p->req.user, (unsigned)p->req.uid,
-			p->alloc.node);
+	if (boot_user_load(p, &user) < 0)
 		return PROLOG_JOB_FAULT;
-	}
 	if (seed_read_ssh_keys(&user, &keys) < 0) {
 		user_info_free(&user);
 		prolog_record_reason(p, "job %u: %s", p->req.job_id,

@@ -97,6 +97,10 @@ struct domain_params;
 void boot_domain_params(struct prolog *p, struct boot_names *n,
 			struct domain_params *dp);
 void boot_names_free(struct boot_names *n);
+struct user_info;
+/* The job user as this node's NSS knows them (user_info_load); unknown:
+ * the job's fault, its reason recorded, -ESRCH. */
+int boot_user_load(struct prolog *p, struct user_info *u);
 void boot_domain_name(const struct prolog *p, char *name, size_t size);
 /* qemu-img create @overlay over @base (@backing) or of its size alone. */
 int overlay_create(const char *overlay, const struct image_layer *base,

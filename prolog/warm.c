@@ -50,14 +50,13 @@
 #include "vm/warmcache.h"
 #include "vm/seed.h"
 
-#define WARM_SAVE	 "state.save"
-#define WARM_OVERLAY	 "overlay.qcow2"
-#define WARM_SEED	 "seed.iso"
-#define WARM_FIFO	 "warm.fifo"
-#define WARM_PERSONA	 "persona"
-#define WARM_DOMAIN	 "svm-warm-"
-#define WARM_HOSTNAME	 "slurm-vm-template"
-#define WARM_LOCK_WAIT_S 0 /* a template being made: boot cold meanwhile */
+#define WARM_SAVE     "state.save"
+#define WARM_OVERLAY  "overlay.qcow2"
+#define WARM_SEED     "seed.iso"
+#define WARM_FIFO     "warm.fifo"
+#define WARM_PERSONA  "persona"
+#define WARM_DOMAIN   "svm-warm-"
+#define WARM_HOSTNAME "slurm-vm-template"
 
 struct warm {
 	char key[WARMCACHE_KEY_LEN + 1];
@@ -282,8 +281,7 @@ out:
 }
 
 /* The template's seed: a hostname and the agent, nobody's user. */
-static int template_seed(struct prolog *p, const struct warm *w,
-			 const char *agent)
+static int template_seed(const struct warm *w, const char *agent)
 {
 	_cleanup_free_ char *seed_dir = NULL;
 	struct seed_params sp = {
@@ -291,7 +289,6 @@ static int template_seed(struct prolog *p, const struct warm *w,
 		.agent = agent,
 	};
 
-	(void)p;
 	if (asprintf(&seed_dir, "%s/seed", w->dir) < 0)
 		return -ENOMEM;
 	if (mkdir(seed_dir, 0700) < 0 && errno != EEXIST)
@@ -346,12 +343,11 @@ static int template_boot_save(struct prolog *p, const struct warm *w)
 
 /* Makes the template in WarmDir/KEY (another prolog making it: -EBUSY). */
 static int template_build(struct prolog *p, const struct warm *w,
-			  const char *agent, int lock_fd)
+			  const char *agent)
 {
 	char out[1024];
 	int r;
 
-	(void)lock_fd;
 	warmcache_remove_tree(w->dir); /* an unfinished one */
 	if (mkdir(w->dir, 0755) < 0)
 		return log_errno(errno, "cannot create %s", w->dir);
@@ -362,7 +358,7 @@ static int template_build(struct prolog *p, const struct warm *w,
 		r = -EIO;
 	}
 	if (r == 0)
-		r = template_seed(p, w, agent);
+		r = template_seed(w, agent);
 	if (r == 0)
 		r = template_boot_save(p, w);
 	if (r == 0 && (chmod(w->overlay, 0444) < 0 || chmod(w->save, 0400) < 0))
@@ -414,7 +410,7 @@ static int template_ready(struct prolog *p, struct warm *w, const char *agent)
 		close(fd);
 		return -EBUSY;
 	}
-	r = template_build(p, w, agent, fd);
+	r = template_build(p, w, agent);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -426,21 +422,14 @@ static int template_ready(struct prolog *p, struct warm *w, const char *agent)
 /* "key=value" lines: what the relay tells the restored agent. */
 static int persona_write(struct prolog *p, const char *path)
 {
-	_cleanup_free_ char *hosts = NULL;
 	_cleanup_close_ int fd = -1;
 	struct user_info u;
 	char mac[18], ip[16];
 	FILE *f;
 	int r;
 
-	if (user_info_load(p->req.uid, p->req.gid, &u) < 0) {
-		prolog_record_reason(
-			p,
-			"job %u: user %s (uid %u) is unknown to node %s's NSS; no guest can be made for it",
-			p->req.job_id, p->req.user, (unsigned)p->req.uid,
-			p->alloc.node);
+	if (boot_user_load(p, &u) < 0)
 		return -ESRCH;
-	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		  0600);
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -480,18 +469,6 @@ static int persona_write(struct prolog *p, const char *path)
 				p->conf.shared_dirs[i]);
 	user_info_free(&u);
 	return fclose(f) == 0 ? 0 : log_errno(errno, "cannot write %s", path);
-}
-
-/* The header's <genid>: the restore XML must carry it. */
-static int saved_genid(const char *xml, char *genid, size_t size)
-{
-	const char *b = strstr(xml, "<genid>"), *e;
-
-	if (!b || !(e = strstr(b += 7, "</genid>")) || (size_t)(e - b) >= size)
-		return -EBADMSG;
-	memcpy(genid, b, (size_t)(e - b));
-	genid[e - b] = '\0';
-	return 0;
 }
 
 static void random_uuid(char *uuid)
@@ -622,7 +599,7 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 	struct domain_params dp = { 0 };
 	struct saveimage img = { 0 };
 	struct hotplug h = { .p = p };
-	char genid[64], uuid[37], out[1024];
+	char genid[37], uuid[37], out[1024];
 	size_t head_len;
 	pid_t feeder = -1;
 	int r, status;
@@ -632,7 +609,7 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 		return log_errno(errno, "cannot open %s", w->save);
 	r = saveimage_read(save_fd, &img);
 	if (r == 0)
-		r = saved_genid(img.xml, genid, sizeof(genid));
+		r = saveimage_genid(&img, genid);
 	if (r < 0) {
 		log_error("warm template %s: %s is no whole save image with a "
 			  "generation ID",
@@ -728,8 +705,8 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 	}
 	h.name = n.name;
 	h.xmls = hot;
-	r = hv_restore(h.hv, copy ? copy : fifo, xml, p->plan.mem_limit_mib,
-		       hotplug_all, &h);
+	r = hv_restore(h.hv, copy ? copy : fifo, n.name, xml,
+		       p->plan.mem_limit_mib, hotplug_all, &h);
 	if (r == 0)
 		boot_record_qemu(p, n.name);
 out:

@@ -135,18 +135,6 @@ static int hv_run(virDomainPtr dom, uint64_t mem_limit_mib,
 	return r;
 }
 
-/* The <name> of a domain XML we wrote: no parser needed for our own. */
-static int hv_xml_name(const char *xml, char *name, size_t size)
-{
-	const char *b = strstr(xml, "<name>"), *e;
-
-	if (!b || !(e = strstr(b += 6, "</name>")) || (size_t)(e - b) >= size)
-		return -EINVAL;
-	memcpy(name, b, (size_t)(e - b));
-	name[e - b] = '\0';
-	return 0;
-}
-
 int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
 	      int (*before_run)(void *arg), void *arg)
 {
@@ -165,11 +153,11 @@ int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
 	return r;
 }
 
-int hv_restore(struct hypervisor *hv, const char *path, const char *xml,
-	       uint64_t mem_limit_mib, int (*before_run)(void *arg), void *arg)
+int hv_restore(struct hypervisor *hv, const char *path, const char *name,
+	       const char *xml, uint64_t mem_limit_mib,
+	       int (*before_run)(void *arg), void *arg)
 {
 	virDomainPtr dom;
-	char name[256];
 	int r;
 
 	if (virDomainRestoreFlags(hv->conn, path, xml, VIR_DOMAIN_SAVE_PAUSED) <
@@ -178,10 +166,7 @@ int hv_restore(struct hypervisor *hv, const char *path, const char *xml,
 			  hv_last_error());
 		return -EIO;
 	}
-	/* virDomainRestoreFlags returns no handle: the XML names it. */
-	r = hv_xml_name(xml, name, sizeof(name));
-	if (r < 0)
-		return r;
+	/* virDomainRestoreFlags returns no handle */
 	dom = hv_lookup(hv, name);
 	if (!dom) {
 		log_error("restored guest %s is gone: %s", name,

@@ -28,11 +28,13 @@ void hv_close(struct hypervisor *hv);
 int hv_create(struct hypervisor *hv, const char *xml, uint64_t mem_limit_mib,
 	      int (*before_run)(void *arg), void *arg);
 /* hv_create() for a warm start: the guest saved in @path (a FIFO the
- * caller feeds, or a file) comes back paused as @xml describes it (the
- * same ABI, other paths: doc/design.md section 7), is bounded, gets its
- * devices from @before_run, and runs. The same errors as hv_create(). */
-int hv_restore(struct hypervisor *hv, const char *path, const char *xml,
-	       uint64_t mem_limit_mib, int (*before_run)(void *arg), void *arg);
+ * caller feeds, or a file) comes back paused as @name, which @xml
+ * describes (the same ABI, other paths: doc/design.md section 7), is
+ * bounded, gets its devices from @before_run, and runs. The same errors as
+ * hv_create(). */
+int hv_restore(struct hypervisor *hv, const char *path, const char *name,
+	       const char *xml, uint64_t mem_limit_mib,
+	       int (*before_run)(void *arg), void *arg);
 /* Saves the running domain @name's memory and devices to the new file
  * @path (libvirt's save image); the domain is gone after. */
 int hv_save(struct hypervisor *hv, const char *name, const char *path);

@@ -137,6 +137,31 @@ static bool uuid_valid(const char *uuid)
 	return true;
 }
 
+int saveimage_genid(const struct saveimage *img, char genid[37])
+{
+	xmlDocPtr doc;
+	xmlNodePtr root, node;
+	xmlChar *text = NULL;
+	int r = -EBADMSG;
+
+	doc = xmlReadMemory(img->xml, (int)strlen(img->xml), "save.xml", NULL,
+			    XML_PARSE_NONET | XML_PARSE_NOERROR |
+				    XML_PARSE_NOWARNING);
+	root = doc ? xmlDocGetRootElement(doc) : NULL;
+	node = root && xmlStrEqual(root->name, BAD_CAST "domain")
+		       ? only_child(root, "genid")
+		       : NULL;
+	text = node ? xmlNodeGetContent(node) : NULL;
+	if (text && uuid_valid((const char *)text)) {
+		memcpy(genid, text, 37);
+		r = 0;
+	}
+	xmlFree(text);
+	if (doc)
+		xmlFreeDoc(doc);
+	return r;
+}
+
 /* @xml with its /domain/name and /domain/uuid replaced, malloc'd. */
 static int renamed_xml(const char *xml, const char *name, const char *uuid,
 		       char **out)

@@ -59,6 +59,10 @@ static inline off_t saveimage_stream_offset(const struct saveimage *img)
 int saveimage_renamed_head(const struct saveimage *img, const char *name,
 			   const char *uuid, uint8_t **out, size_t *len);
 
+/* The saved domain's <genid> (a restore under another name must carry
+ * it, design.md section 7) into @genid: 0, -EBADMSG when it has none. */
+int saveimage_genid(const struct saveimage *img, char genid[37]);
+
 /* Copies @src_fd from @offset to its end into @dst_fd (a FIFO a restore
  * reads): 0, or -errno (-EPIPE when the reader went away). */
 int saveimage_copy_stream(int src_fd, off_t offset, int dst_fd);

@@ -81,6 +81,7 @@ static struct header defaults(uint32_t pad)
 static void test_read(void **state)
 {
 	struct saveimage img;
+	char genid[37];
 	int fd = image(NULL, 65536);
 
 	assert_int_equal(saveimage_read(fd, &img), 0);
@@ -90,6 +91,8 @@ static void test_read(void **state)
 			 sizeof(tmpl_xml) + sizeof(cookie) + 65536);
 	assert_int_equal(img.was_running, 1);
 	assert_int_equal(saveimage_stream_offset(&img), 92 + img.data_len);
+	assert_int_equal(saveimage_genid(&img, genid), 0);
+	assert_string_equal(genid, "9ed461bd-0000-4000-8000-000000000001");
 	saveimage_free(&img);
 	close(fd);
 }
