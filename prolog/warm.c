@@ -419,6 +419,19 @@ static int template_ready(struct prolog *p, struct warm *w, const char *agent)
 	return fd;
 }
 
+/* The names and home NSS gives go into the persona file as they are: one
+ * with a control character would end its line early (and the relay
+ * refuses the file), so such a user boots cold, where the seed says why. */
+static bool persona_user_ok(const struct user_info *u)
+{
+	bool ok = str_is_utf8_text(u->name) && str_is_utf8_text(u->home) &&
+		  str_is_utf8_text(u->primary.name);
+
+	for (size_t i = 0; ok && i < u->n_groups; i++)
+		ok = str_is_utf8_text(u->groups[i].name);
+	return ok;
+}
+
 /* "key=value" lines: what the relay tells the restored agent. */
 static int persona_write(struct prolog *p, const char *path)
 {
@@ -430,6 +443,10 @@ static int persona_write(struct prolog *p, const char *path)
 
 	if (boot_user_load(p, &u) < 0)
 		return -ESRCH;
+	if (!persona_user_ok(&u)) {
+		user_info_free(&u);
+		return -EINVAL;
+	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
 		  0600);
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -774,6 +791,12 @@ enum prolog_result prolog_warm(struct prolog *p)
 	r = persona_write(p, persona);
 	if (r == -ESRCH)
 		return PROLOG_JOB_FAULT;
+	if (r == -EINVAL) {
+		log_info("job %u: boots cold: user %s's name, groups or home "
+			 "cannot be written as the guest's identity",
+			 p->req.job_id, p->req.user);
+		return WARM_COLD;
+	}
 	if (r < 0)
 		return PROLOG_NODE_FAULT;
 	/* virtiofs shares are hot-plugged: their virtiofsd listen first */
