@@ -33,6 +33,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
+#include "core/fileutil.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "core/strutil.h"
@@ -40,6 +42,7 @@
 #include "job/journal.h"
 #include "job/vmconf.h"
 #include "slurm/ctld.h"
+#include "slurm/slurmconf.h"
 #include "slurm/stepd.h"
 #include "vm/incarnation.h"
 #include "vm/pidfile.h"
@@ -208,10 +211,110 @@ static int adopt_open_state(const struct vmconf *conf, uint32_t job, int *fd)
 	return 1;
 }
 
+/* The extern step's own task: Slurm's `sleep` (22.05, 24.11), a child of
+ * the slurmstepd that runs us; 0 when it has none (26.05). */
+static pid_t extern_task(void)
+{
+	_cleanup_closedir_ DIR *tasks = NULL;
+	struct dirent *de;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/proc/%ld/task", (long)getppid());
+	tasks = opendir(path);
+	while (tasks && (de = readdir(tasks))) {
+		_cleanup_fclose_ FILE *f = NULL;
+		char comm[16];
+		long pid;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task/%s/children",
+			 (long)getppid(), de->d_name);
+		f = fopen(path, "re");
+		while (f && fscanf(f, "%ld", &pid) == 1)
+			if (pid > 1 && proc_comm((pid_t)pid, comm) == 0 &&
+			    strcmp(comm, "sleep") == 0)
+				return (pid_t)pid;
+	}
+	return 0;
+}
+
+/* jobacct_gather/cgroup reads the CPU and memory of a task's cgroup once
+ * for each process the extern step adopted (each is a task there, all
+ * with the node's one task id and so one cgroup): sacct then counted the
+ * guest's CPU once per adopted process and again for the step's sleep, 3.4
+ * times what the job's CPUs could give. Where Slurm's cgroups track the
+ * step (proctrack/cgroup) and do its accounting, the guest's processes
+ * join the cgroups of the step's one task instead, which Slurm counts
+ * once and kills at the step's end. Elsewhere (jobacct_gather/linux reads
+ * each task's own /proc) the step adopts each. */
+static bool adopt_by_cgroup(const char *config)
+{
+	_cleanup_free_ char *path = NULL;
+	struct slurmconf sc = { 0 };
+	const char *env = getenv("SLURM_CONF"), *slash, *proctrack, *gather;
+	bool r;
+
+	slash = strrchr(config, '/');
+	if (env && *env)
+		path = strdup(env);
+	else if (asprintf(&path, "%.*s/slurm.conf",
+			  slash ? (int)(slash - config) : 1,
+			  slash ? config : ".") < 0)
+		path = NULL;
+	if (!path || slurmconf_read(path, &sc) < 0)
+		return false;
+	proctrack = slurmconf_get(&sc, "ProctrackType");
+	gather = slurmconf_get(&sc, "JobAcctGatherType");
+	r = proctrack && strcasecmp(proctrack, "proctrack/cgroup") == 0 &&
+	    gather && strcasecmp(gather, "jobacct_gather/cgroup") == 0;
+	slurmconf_free(&sc);
+	return r;
+}
+
+/* The CPU seconds @pid used so far (all its threads). */
+static double proc_cpu_seconds(pid_t pid)
+{
+	unsigned long long ut = 0, st = 0;
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if (file_read_small(path, buf, sizeof(buf)) <= 0 ||
+	    !(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2,
+		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+		   &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+int adopt_into_extern(const struct adopt_target *t, pid_t pid)
+{
+	int r;
+
+	if (!t->model) {
+		r = stepd_adopt_extern(t->node, t->job_id, pid);
+		return r == -ENOENT ? r : r < 0 ? -EPERM : 0;
+	}
+	r = cgroup_join(pid, t->model, t->job_id);
+	return r == -ENOENT ? -ESRCH : r;
+}
+
+int adopt_target_init(struct adopt_target *t, const char *config,
+		      const char *node, unsigned job_id)
+{
+	*t = (struct adopt_target){ .node = node, .job_id = job_id };
+	if (adopt_by_cgroup(config))
+		t->model = extern_task();
+	return 0;
+}
+
 static int adopt_run(struct adopt *a, const struct vmconf *conf)
 {
 	_cleanup_close_ int state_fd = -1;
+	struct adopt_target t;
 	unsigned adopted = 0;
+	double qemu_cpu;
 	int r;
 
 	r = adopt_open_state(conf, a->job_id, &state_fd);
@@ -226,9 +329,11 @@ static int adopt_run(struct adopt *a, const struct vmconf *conf)
 			 a->job_id);
 		return 0;
 	}
+	adopt_target_init(&t, conf->path, a->node, a->job_id);
+	qemu_cpu = proc_cpu_seconds(a->pids[0]);
 	r = adopt_save_affinity(a);
 	for (size_t i = 0; r == 0 && i < a->n_pids; i++) {
-		r = stepd_adopt_extern(a->node, a->job_id, a->pids[i]);
+		r = adopt_into_extern(&t, a->pids[i]);
 		if (r == 0)
 			adopted++;
 		else
@@ -236,13 +341,23 @@ static int adopt_run(struct adopt *a, const struct vmconf *conf)
 				  "pid %ld (%s): the guest is outside the "
 				  "job's accounting and cgroups",
 				  a->job_id, a->node, (long)a->pids[i],
-				  r == -ENOENT ? "no extern step"
-					       : "refused: see slurmd's log");
+				  r == -ENOENT	? "no extern step"
+				  : r == -EPERM ? "refused: see slurmd's log"
+				  : r == -ESRCH ? "the step's task is in no "
+						  "cgroup of the job"
+						: strerror(-r));
+		/* 26.05's extern step has no task of its own: the first
+		 * process it adopts is the one the others join */
+		if (r == 0 && i == 0 && !t.model && adopt_by_cgroup(conf->path))
+			t.model = a->pids[0];
 	}
 	if (r == 0)
 		log_info("job %u: the guest's %u processes are the extern "
-			 "step's; %u threads pinned as before",
-			 a->job_id, adopted, adopt_restore_affinity(a));
+			 "step's (%s); %u threads pinned as before; qemu had "
+			 "used %.2f s of CPU",
+			 a->job_id, adopted,
+			 t.model ? "its task's cgroups" : "adopted by the step",
+			 adopt_restore_affinity(a), qemu_cpu);
 	return r;
 }
 
@@ -340,10 +455,14 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	if (conf.log_file)
 		log_open_file(conf.log_file);
-	if (hold)
-		r = hold_extern_sleep(a.node, a.job_id, (pid_t)hold);
-	else
+	if (hold) {
+		struct adopt_target t;
+
+		adopt_target_init(&t, config, a.node, a.job_id);
+		r = hold_extern_sleep(&t, (pid_t)hold);
+	} else {
 		r = oom ? adopt_report_oom(&a, &conf) : adopt_run(&a, &conf);
+	}
 	free(a.threads);
 	vmconf_free(&conf);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

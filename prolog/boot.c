@@ -509,6 +509,13 @@ static bool boot_domain_alive(void *arg)
 	return hv_is_running(w->hv, w->name) != 0;
 }
 
+unsigned boot_time_left(const struct prolog *p)
+{
+	double left = p->boot_deadline - clock_now_s();
+
+	return left >= 1 ? (unsigned)left : 0;
+}
+
 enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 {
 	_cleanup_free_ char *exec = NULL;
@@ -516,21 +523,29 @@ enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 	struct boot_watch watch = { 0 };
 	char name[96], timeout[16], out[1024];
 	enum prolog_result res = PROLOG_OK;
+	unsigned left = boot_time_left(p);
 	int r;
 
+	if (left == 0) {
+		prolog_record_reason(
+			p,
+			"the guest of job %u did not become ready within BootTimeout=%us (image %s)",
+			p->req.job_id, p->conf.boot_timeout, p->req.image);
+		return PROLOG_JOB_FAULT;
+	}
 	if (asprintf(&exec, "%s/slurm-vm-exec", p->conf.helper_dir) < 0)
 		return PROLOG_NODE_FAULT;
 	if (hv_open(p->conf.libvirt_uri, &watch.hv) < 0)
 		return PROLOG_NODE_FAULT;
 	boot_domain_name(p, name, sizeof(name));
 	watch.name = name;
-	snprintf(timeout, sizeof(timeout), "%u", p->conf.boot_timeout);
+	snprintf(timeout, sizeof(timeout), "%u", left);
 	/* clang-format off */
 	char *const argv[] = { exec, "--socket", sock, "--timeout", timeout,
 			       "--wait-ready", NULL };
 	/* clang-format on */
-	r = run_wait_while(argv, p->conf.boot_timeout + 10, out, sizeof(out),
-			   boot_domain_alive, &watch);
+	r = run_wait_while(argv, left + 10, out, sizeof(out), boot_domain_alive,
+			   &watch);
 	if (r == -ECANCELED) {
 		log_error("job %u: guest %s stopped %.1fs after boot, before "
 			  "its agent was ready",
@@ -604,6 +619,7 @@ enum prolog_result prolog_boot(struct prolog *p)
 
 	/* Devices first: a warm start hot-plugs them as they are bound. */
 	t = t0 = clock_now_s();
+	p->boot_deadline = t0 + p->conf.boot_timeout;
 	res = prolog_bind_devices(p);
 	log_info("job %u: phase devices %.3fs", p->req.job_id,
 		 clock_now_s() - t);

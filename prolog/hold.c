@@ -120,8 +120,10 @@ _Noreturn static void hold_child(const char *node, unsigned job, pid_t pid,
 	_exit(err == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
 }
 
-int hold_extern_sleep(const char *node, unsigned job, pid_t pid)
+int hold_extern_sleep(const struct adopt_target *t, pid_t pid)
 {
+	const char *node = t->node;
+	unsigned job = t->job_id;
 	int ready[2], err = EIO, r;
 	pid_t child;
 
@@ -155,7 +157,7 @@ int hold_extern_sleep(const char *node, unsigned job, pid_t pid)
 				 "sleep (pid %ld)",
 				 job, (long)pid);
 	}
-	if (stepd_adopt_extern(node, job, child) < 0)
+	if (adopt_into_extern(t, child) < 0)
 		log_warn("job %u: the extern step did not adopt the holder "
 			 "of its sleep (pid %ld): it ends with the sleep",
 			 job, (long)child);

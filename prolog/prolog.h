@@ -34,6 +34,11 @@ struct prolog {
 	/* virtiofs: share i's virtiofsd socket, an absolute path
 	 * (prolog_virtiofs); NULL-terminated, NULL before */
 	char **share_sockets;
+	/* BootTimeout's end (clock_now_s()), set as the boot starts: every
+	 * wait for a guest, a warm template's and a cold boot after a failed
+	 * restore too, ends by it, so a user cannot make the prolog outlast
+	 * the budget check-config asks for (issue #41) */
+	double boot_deadline;
 
 	char state_name[64]; /* job-<id>.<restart> */
 	char *state_path;
@@ -117,6 +122,8 @@ void boot_record_qemu(struct prolog *p, const char *name);
  * restored guest (slurm-vm-relay --persona). */
 enum prolog_result boot_relay(struct prolog *p, const char *persona);
 enum prolog_result boot_wait_ready(struct prolog *p, double t0);
+/* Whole seconds left of BootTimeout (boot_deadline), 0 when it is over. */
+unsigned boot_time_left(const struct prolog *p);
 
 /* BootMode=warm (warm.c, doc/design.md section 7): restores the guest
  * from a template of its image and shape, built first when there is none.

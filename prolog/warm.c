@@ -49,6 +49,7 @@
 #include "vm/saveimage.h"
 #include "vm/warmcache.h"
 #include "vm/seed.h"
+#include "vm/teardown.h"
 
 #define WARM_SAVE     "state.save"
 #define WARM_OVERLAY  "overlay.qcow2"
@@ -322,7 +323,7 @@ static int template_boot_save(struct prolog *p, const struct warm *w)
 		r = hv_create(hv, xml, p->plan.mem_limit_mib, NULL, NULL);
 	}
 	if (r == 0) {
-		r = agent_wait_ready(dp.channel_socket, p->conf.boot_timeout);
+		r = agent_wait_ready(dp.channel_socket, boot_time_left(p));
 		if (r < 0)
 			log_error("warm template %s: its agent was not ready "
 				  "within %us (%s/console.log)",
@@ -740,26 +741,29 @@ out:
 	return r;
 }
 
-/* Takes back what restore() left when the guest cannot be the job's. */
-static void restore_undo(struct prolog *p, const char *overlay)
+/* Takes back what restore() left when the guest cannot be the job's: the
+ * guest first (destroyed, its virtiofsd end with it), then every record of
+ * its own in the journal, so that a cold boot starts its own virtiofsd,
+ * relay and overlay. */
+static void restore_undo(struct prolog *p)
 {
+	struct teardown_result res;
 	struct hypervisor *hv = NULL;
-	unsigned long long start;
 	char name[96];
-	pid_t pid;
 
 	boot_domain_name(p, name, sizeof(name));
 	if (hv_open(p->conf.libvirt_uri, &hv) == 0) {
 		hv_destroy(hv, name);
 		hv_close(hv);
 	}
-	if (pidfile_read(p->state_fd, "relay.pid", &pid, &start) == 0 &&
-	    pid_is_process(pid, NULL, start))
-		kill(pid, SIGTERM);
-	unlinkat(p->state_fd, "relay.pid", 0);
+	teardown_guest_only(&p->conf, p->state_fd, &res);
+	if (res.failed)
+		log_error("job %u: %u of %u steps undoing the restored guest "
+			  "failed",
+			  p->req.job_id, res.failed, res.steps);
 	unlinkat(p->state_fd, QEMU_PIDFILE, 0);
-	if (overlay)
-		unlink(overlay);
+	strv_free(p->share_sockets);
+	p->share_sockets = NULL;
 }
 
 enum prolog_result prolog_warm(struct prolog *p)
@@ -808,7 +812,7 @@ enum prolog_result prolog_warm(struct prolog *p)
 		log_warn("job %u: boots cold: template %s cannot be restored "
 			 "(%s: %s)",
 			 p->req.job_id, w.key, strerror(-r), log_last_error());
-		restore_undo(p, overlay);
+		restore_undo(p);
 		return WARM_COLD;
 	}
 	log_info("job %u: restored from warm template %s in %.1fs",
@@ -822,11 +826,19 @@ enum prolog_result prolog_warm(struct prolog *p)
 	res = boot_relay(p, persona);
 	if (res == PROLOG_OK)
 		res = boot_wait_ready(p, t0);
+	if (res == PROLOG_JOB_FAULT && boot_time_left(p) == 0) {
+		/* a cold boot now would wait BootTimeout again */
+		log_warn("job %u: the guest restored from template %s did not "
+			 "become the job's within BootTimeout=%us (%s)",
+			 p->req.job_id, w.key, p->conf.boot_timeout, p->reason);
+		restore_undo(p);
+		return PROLOG_JOB_FAULT;
+	}
 	if (res == PROLOG_JOB_FAULT) {
 		log_warn("job %u: boots cold: the guest restored from template "
 			 "%s did not become the job's (%s)",
 			 p->req.job_id, w.key, p->reason);
-		restore_undo(p, overlay);
+		restore_undo(p);
 		unlinkat(p->state_fd, "reason", 0);
 		p->reason_recorded = false;
 		return WARM_COLD;

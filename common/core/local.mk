@@ -1,8 +1,11 @@
 # room: core uses: -
-# libc only: logging, strings, files, the clock, running helper programs.
+# libc only: logging, strings, files, the clock, running helper programs,
+# a process into another's cgroups.
 # The static guest agent compiles its sources in (agent/local.mk).
 noinst_LTLIBRARIES += common/core/libslurmvm-core.la
 common_core_libslurmvm_core_la_SOURCES = \
+	common/core/cgroup.c \
+	common/core/cgroup.h \
 	common/core/clock.h \
 	common/core/fileutil.c \
 	common/core/fileutil.h \

@@ -366,8 +366,33 @@ static bool entry_yielded(struct teardown *t, const struct journal_entry *e,
 	return true;
 }
 
+/* The records of the guest's own processes and files: what a guest that
+ * cannot be the job's leaves (a warm start falling back to a cold boot);
+ * the job's network, devices and seed stay for the cold boot. */
+static bool entry_is_guest(const struct journal_entry *e)
+{
+	return strcmp(e->verb, "DOMAIN") == 0 ||
+	       strcmp(e->verb, "RELAY") == 0 ||
+	       strcmp(e->verb, "VIRTIOFSD") == 0 ||
+	       strcmp(e->verb, "OVERLAY") == 0;
+}
+
+enum replay_what { REPLAY_ALL, REPLAY_KEPT_FILES, REPLAY_GUEST };
+
+static bool entry_replayed(const struct journal_entry *e, enum replay_what what)
+{
+	switch (what) {
+	case REPLAY_KEPT_FILES:
+		return entry_is_kept_file(e);
+	case REPLAY_GUEST:
+		return entry_is_guest(e);
+	default:
+		return true;
+	}
+}
+
 static int replay(const struct vmconf *conf, int state_fd,
-		  const struct guest *g, bool keep, bool files_only,
+		  const struct guest *g, bool keep, enum replay_what what,
 		  struct teardown_result *res)
 {
 	struct teardown t = {
@@ -385,7 +410,7 @@ static int replay(const struct vmconf *conf, int state_fd,
 		const struct journal_entry *e = &j.entries[i];
 		double t0 = clock_now_s();
 
-		if (files_only && !entry_is_kept_file(e))
+		if (!entry_replayed(e, what))
 			continue;
 		/* The prolog journals isolation before the guest: replayed
 		 * backwards, the guest's stop came first. Undone while it may
@@ -428,18 +453,24 @@ static int replay(const struct vmconf *conf, int state_fd,
 int teardown_replay(const struct vmconf *conf, int state_fd, bool keep,
 		    struct teardown_result *res)
 {
-	return replay(conf, state_fd, NULL, keep, false, res);
+	return replay(conf, state_fd, NULL, keep, REPLAY_ALL, res);
 }
 
 int teardown_replay_guest(const struct vmconf *conf, int state_fd,
 			  const struct guest *g, bool keep,
 			  struct teardown_result *res)
 {
-	return replay(conf, state_fd, g, keep, false, res);
+	return replay(conf, state_fd, g, keep, REPLAY_ALL, res);
 }
 
 int teardown_kept_files(const struct vmconf *conf, int state_fd,
 			struct teardown_result *res)
 {
-	return replay(conf, state_fd, NULL, false, true, res);
+	return replay(conf, state_fd, NULL, false, REPLAY_KEPT_FILES, res);
+}
+
+int teardown_guest_only(const struct vmconf *conf, int state_fd,
+			struct teardown_result *res)
+{
+	return replay(conf, state_fd, NULL, false, REPLAY_GUEST, res);
 }

@@ -75,3 +75,9 @@ int teardown_replay_guest(const struct vmconf *conf, int state_fd,
  * teardown and may be another job's now. */
 int teardown_kept_files(const struct vmconf *conf, int state_fd,
 			struct teardown_result *res);
+/* The guest's own records undone (DOMAIN, RELAY, VIRTIOFSD, OVERLAY), the
+ * rest kept: a warm start's restored guest that cannot be the job's goes
+ * and its virtiofsd with it, so the cold boot starts from a clean state
+ * on the job's network and devices. */
+int teardown_guest_only(const struct vmconf *conf, int state_fd,
+			struct teardown_result *res);

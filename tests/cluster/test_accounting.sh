@@ -55,10 +55,23 @@ sacct_field() {
 	echo "$out"
 }
 
-# The CPU seconds process $1 used so far (utime + stime, all its threads).
+# The CPU seconds process $1 used so far (utime + stime, all its threads),
+# to the hundredth.
 proc_cpu_seconds() {
-	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d\n", ($12 + $13) / hz }' \
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f\n", ($12 + $13) / hz }' \
 		"/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# The CPU seconds process $1 had used when it ended (its last reading, every
+# 0.2 s, for at most $2 seconds).
+proc_cpu_at_end() {
+	local last=0 now end=$(($(date +%s) + $2))
+	while [ -e "/proc/$1/stat" ] && [ "$(date +%s)" -lt "$end" ]; do
+		now=$(proc_cpu_seconds "$1")
+		[ "$now" = 0 ] || last=$now
+		sleep 0.2
+	done
+	echo "$last"
 }
 
 # The guest's qemu of job $1 (libvirt's pid file, in the node's /run/libvirt).
@@ -77,7 +90,7 @@ write_burn() {
 #!/bin/sh
 touch "started-$SLURM_JOB_ID"
 dd if=/dev/zero bs=400M count=1 2>/dev/null | (sleep 8; cat >/dev/null)
-end=$(( $(date +%s) + 35 ))
+end=$(( $(date +%s) + ${1:-35} ))
 while [ "$(date +%s)" -lt "$end" ]; do :; done
 echo "burned on $(uname -r)"
 EOF
@@ -85,8 +98,33 @@ EOF
 	chown "$user:" "$work/burn.sh"
 }
 
+# The VM job's TotalCPU (JOB.extern, the guest's) against what its CPUs
+# could give and against what qemu used since the extern step adopted it
+# (its CPU then is in slurm-vm-adopt's log line): sacct counted the guest
+# once per adopted process, 3.4 times the job's one CPU (issue #41).
+# Sets vm_totalcpu to the TotalCPU in seconds.
+vm_totalcpu=
+vm_cpu_checks() { # vm_cpu_checks JOB QEMU-PID QEMU-CPU-AT-END
+	local id=$1 qemu=$2 end=$3 at_adopt t elapsed ncpu limit used
+	at_adopt=$(sed -n "s/.*job $id: the guest's [0-9]* processes are the extern step's.*qemu had used \([0-9.]*\) s of CPU.*/\1/p" \
+		"$HARNESS_VM_LOG" | tail -1)
+	t=$(sacct_field "$id.extern" TotalCPU)
+	IFS='|' read -r elapsed ncpu < <(sacct -n -P -X -j "$id" -o ElapsedRaw,AllocCPUS)
+	limit=$((elapsed * ncpu + 1))
+	t=$(acct_seconds "$t")
+	used=$(awk -v a="${at_adopt:-0}" -v e="$end" 'BEGIN { printf "%.0f", e - a }')
+	echo "job $id: TotalCPU ${t}s, Elapsed ${elapsed}s x $ncpu CPU; qemu used ${used}s (${at_adopt:-?} at adoption, $end at its end)"
+	[ -n "$at_adopt" ] && [ "$t" -le "$limit" ] &&
+		ok "sacct: job $id's guest TotalCPU ${t}s <= Elapsed x AllocCPUS ${elapsed}s x $ncpu (+1)" ||
+		fail "sacct: job $id's guest TotalCPU ${t}s > Elapsed x AllocCPUS ${elapsed}s x $ncpu (+1), or no adoption logged"
+	awk -v t="$t" -v u="$used" 'BEGIN { d = t - u; if (d < 0) d = -d; exit !(u > 0 && d <= 0.15 * u + 1) }' &&
+		ok "sacct: job $id's TotalCPU ${t}s is within 15 % of qemu's own ${used}s since its adoption" ||
+		fail "sacct: job $id's TotalCPU ${t}s is not within 15 % of qemu's own ${used}s since its adoption"
+	vm_totalcpu=$t
+}
+
 vm_burn_job() {
-	local id bare qemu cg want="" cpu0 cpu_burn t_vm t_bare rss_vm rss_bare live ctl cpus vcpu pin t_job j left
+	local id bare qemu cg want="" cpu0 cpu_burn t_vm t_bare rss_vm rss_bare live ctl cpus vcpu pin t_job j left end t1 id2 qemu2 end2 t2
 	write_burn
 	id=$(harness_as_user "$user" sbatch --parsable -c1 --mem=2048 --vm-image=testguest \
 		-o "$work/burn-%j.txt" --wrap "srun ./burn.sh") || harness_die "sbatch (VM burn) failed"
@@ -123,9 +161,24 @@ vm_burn_job() {
 		ok "sstat -j $id.extern while the guest computes: AveCPU|MaxRSS $live" ||
 		fail "sstat -j $id.extern while the guest computes: '$live'"
 	harness_wait 240 "job $id's task to end" grep -q burned "$work/burn-$id.txt" || true
-	cpu_burn=$(($(proc_cpu_seconds "$qemu") - cpu0))
+	cpu_burn=$(awk -v a="$(proc_cpu_seconds "$qemu")" -v b="$cpu0" 'BEGIN { printf "%.0f", a - b }')
 	echo "job $id: qemu used $cpu_burn s of CPU while the task ran (/proc/$qemu/stat)"
+	end=$(proc_cpu_at_end "$qemu" 240)
 	harness_wait 240 "job $id to end" sh -c "! squeue -h -j $id | grep -q ." || true
+	vm_cpu_checks "$id" "$qemu" "$end"
+	t1=$vm_totalcpu
+	# A job with less work counts less: the figure is the guest's.
+	id2=$(harness_as_user "$user" sbatch --parsable -c1 --mem=2048 --vm-image=testguest \
+		-o "$work/burn-%j.txt" --wrap "srun ./burn.sh 10") || harness_die "sbatch (VM burn 10 s) failed"
+	harness_wait 300 "job $id2's task to start in the guest" test -e "$work/started-$id2" || true
+	qemu2=$(vm_qemu_pid "$id2")
+	end2=$(proc_cpu_at_end "${qemu2:-0}" 240)
+	harness_wait 240 "job $id2 to end" sh -c "! squeue -h -j $id2 | grep -q ." || true
+	vm_cpu_checks "$id2" "$qemu2" "$end2"
+	t2=$vm_totalcpu
+	[ -n "$t2" ] && [ -n "$t1" ] && [ "$((t1 - t2))" -ge 15 ] &&
+		ok "sacct: a 10 s burn counts ${t2}s, the 35 s burn ${t1}s" ||
+		fail "sacct: a 10 s burn counts '${t2}'s, the 35 s burn '${t1}'s: not the guests' own work"
 	# The same task on the host, for comparison.
 	bare=$(harness_as_user "$user" sbatch --parsable -c1 --mem=2048 \
 		-o "$work/burn-%j.txt" --wrap "srun ./burn.sh") || harness_die "sbatch (bare burn) failed"

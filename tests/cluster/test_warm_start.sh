@@ -11,6 +11,11 @@
 #   hot-plugged at the addresses the plan gives them;
 # - two jobs restored from one template differ in their RNG output and
 #   machine-id; nothing of the template's identity (its hostname) shows;
+# - a user who kills their restored qemu gets a cold boot that starts from
+#   a clean state (its own virtiofsd where the shares are virtiofs); one
+#   who keeps stopping it (SIGSTOP) gets a job fault within BootTimeout,
+#   never a prolog that outlasts its budget and drains the node (issue
+#   #41);
 # - a damaged template is a cold boot with the reason in the log, never a
 #   failed job; afterwards nothing of the jobs is left on either node.
 # cluster-timeout: 900
@@ -133,7 +138,67 @@ for node in n1 n2; do
 	warm_pci[$node]=$(sed -n "s/^pci $node: //p" "$o2")
 done
 
-# 2. A damaged template is a cold boot, with the reason logged.
+# user_loop USER SIGNAL JOB [once]: as USER, sends SIGNAL to JOB's qemu as
+# soon as it runs (and again every 0.1 s unless once); its pid in $loop.
+user_loop() {
+	harness_as_user "$1" bash -c '
+		while :; do
+			for p in $(pgrep -u "$(id -u)" -f "guest=slurmvm-job-$2\\."); do
+				kill -s "$1" "$p" 2>/dev/null && [ "$3" = once ] && exit 0
+			done
+			sleep 0.1
+		done' user-loop "$2" "$3" "${4:-}" &
+	loop=$!
+}
+
+# 2. The user kills their restored qemu: the cold boot that follows starts
+# its own virtiofsd, relay and overlay (it reused the dead virtiofsd's
+# sockets: "libvirt could not start the guest").
+job=$(harness_as_user svmtest2 timeout 30 sbatch --parsable -N1 -w n2 -c1 \
+	--vm-cpus=1 --gres=gpu:1 --vm-image=testguest \
+	-o "$HARNESS_WORK/svmtest2/warm.out" "$HARNESS_WORK/warm-job.sh" \
+	"$HARNESS_WORK/warm-token" 2>&1)
+user_loop svmtest2 KILL "$job" once
+harness_wait 400 "job $job" sh -c "[ -z \"\$(squeue -h -j $job)\" ]" || fail "job $job did not end"
+kill "$loop" 2>/dev/null
+wait "$loop" 2>/dev/null
+harness_wait 60 "the epilogs" sh -c '[ -z "$(sinfo -h -N -t completing -o %N)" ]'
+j4=$job
+grep -q "job $j4: boots cold: .*template" "$HARNESS_VM_LOG" &&
+	ok "killed restored qemu: $(grep -o "job $j4: boots cold.*" "$HARNESS_VM_LOG" | head -1)" ||
+	fail "job $j4, its restored qemu killed: $(grep "job $j4: \(boots cold\|restored\|guest ready\)" "$HARNESS_VM_LOG" | tr '\n' ' ')"
+grep -qxF "who n2: n2 svmtest2 $(id -u svmtest2) $(id -Gn svmtest2 | tr ' ' ,)" "$HARNESS_WORK/svmtest2/warm.out" &&
+	grep -qxF "share n2: $token" "$HARNESS_WORK/svmtest2/warm.out" &&
+	ok "job $j4 ran cold after its restored guest was killed, its share mounted" ||
+	fail "job $j4 after its restored guest was killed: $(tr '\n' ' ' <"$HARNESS_WORK/svmtest2/warm.out")"
+
+# 3. The user keeps stopping their restored qemu (SIGSTOP, as any process of
+# theirs may): one BootTimeout for the whole prolog, then a job fault with
+# the reason; the prolog waited BootTimeout twice (restored, then cold)
+# and slurmd killed it past PrologEpilogTimeout: a drained node.
+harness_vmconf_set BootTimeout 30
+t0=$(date +%s)
+job=$(harness_as_user svmtest2 timeout 30 sbatch --parsable -N1 -w n2 -c1 \
+	--vm-cpus=1 --gres=gpu:1 --vm-image=testguest \
+	-o "$HARNESS_WORK/svmtest2/warm.out" "$HARNESS_WORK/warm-job.sh" \
+	"$HARNESS_WORK/warm-token" 2>&1)
+user_loop svmtest2 STOP "$job"
+harness_wait 300 "job $job" sh -c "[ -z \"\$(squeue -h -j $job)\" ]" || fail "job $job did not end"
+t=$(($(date +%s) - t0))
+kill "$loop" 2>/dev/null
+wait "$loop" 2>/dev/null
+harness_wait 60 "the epilogs" sh -c '[ -z "$(sinfo -h -N -t completing -o %N)" ]'
+harness_vmconf_set BootTimeout 180
+j5=$job
+[ "$t" -le 65 ] && ok "job $j5, its qemu stopped: ended ${t}s after sbatch (BootTimeout=30)" ||
+	fail "job $j5, its qemu stopped: ended ${t}s after sbatch, BootTimeout=30: the prolog waited more than once"
+grep -q "did not become ready within BootTimeout=30s" "$HARNESS_WORK/svmtest2/warm.out" &&
+	ok "job $j5: the steps say why: $(grep -o "the guest .*BootTimeout=30s[^\"]*" "$HARNESS_WORK/svmtest2/warm.out" | head -1)" ||
+	fail "job $j5's output does not say why: $(tr '\n' ' ' <"$HARNESS_WORK/svmtest2/warm.out" | cut -c1-400)"
+s=$(sinfo -h -N -o '%N %t' | sort | tr '\n' ' ')
+[ "$s" = "n1 idle n2 idle " ] && ok "after the stopped guest, both nodes idle: $s" || { fail "nodes after the stopped guest: $s"; sinfo -R; }
+
+# 4. A damaged template is a cold boot, with the reason logged.
 for f in "$HARNESS_DIR"/nodes/n1/vm/warm/*/state.save; do
 	chmod u+w "$f" && truncate -s 200 "$f"
 done
@@ -158,6 +223,8 @@ for job in "$j1" "$j2"; do
 	done
 done
 guest_nothing_left "$j3" n1
+guest_nothing_left "$j4" n2
+guest_nothing_left "$j5" n2
 for node in n1 n2; do
 	guest_jobnet_nothing_left "$node"
 	harness_node_exec "$node" virsh -q list --name 2>/dev/null | grep -q svm-warm &&

@@ -34,6 +34,7 @@ include $(srcdir)/tests/unit/jobnet.mk
 include $(srcdir)/tests/unit/netenv.mk
 include $(srcdir)/tests/unit/pmixenv.mk
 include $(srcdir)/tests/unit/ibpart.mk
+include $(srcdir)/tests/unit/cgroup.mk
 include $(srcdir)/tests/unit/host.mk
 include $(srcdir)/tests/unit/hostcmd.mk
 include $(srcdir)/tests/unit/request.mk
