@@ -22,7 +22,36 @@ failed=0
 failures=()
 start=$(date +%s)
 
-stage() { printf '\n=== %s (%ds) ===\n' "$*" $(($(date +%s) - start)); }
+# Each stage's name and start, for the table at the end (issue #42).
+stage_names=()
+stage_starts=()
+stage() {
+	stage_names+=("$*")
+	stage_starts+=("$(date +%s)")
+	printf '\n=== %s (%ds) ===\n' "$*" $(($(date +%s) - start))
+}
+
+# The stages and their times, then the ten slowest cluster tests (host and
+# platforms: run.sh's "PASS|FAIL NAME (Ns)" lines), on stdout and in
+# build/ci-times.txt.
+times_table() {
+	local i end n=${#stage_names[@]} log
+	{
+		echo "stage times (s):"
+		for ((i = 0; i < n; i++)); do
+			end=$(date +%s)
+			[ $((i + 1)) -lt "$n" ] && end=${stage_starts[$((i + 1))]}
+			printf '%6d  %s\n' $((end - stage_starts[i])) "${stage_names[$i]}"
+		done
+		printf '%6d  total\n' $(($(date +%s) - start))
+		echo "the ten slowest cluster tests (s):"
+		for log in build/cluster.log build/platform-trixie.log build/platform-forky.log; do
+			[ -f "$log" ] || continue
+			sed -n "s/^\(PASS\|FAIL\) \([^ ]*\) (\([0-9]*\)s)\$/\3 \2 \1/p" "$log" |
+				sed "s|\$| (${log#build/})|"
+		done | sort -rn | head -10 | awk '{ printf "%6d  %s %s %s\n", $1, $2, $3, $4 }'
+	} | tee build/ci-times.txt
+}
 
 record() { # record NAME STATUS
 	if [ "$2" = 0 ]; then
@@ -336,6 +365,7 @@ if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
 fi
 
 stage "done"
+times_table
 for f in "${failures[@]+"${failures[@]}"}"; do
 	echo "failed: $f"
 done
