@@ -3,10 +3,13 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -611,7 +614,7 @@ enum prolog_result prolog_statedir(struct prolog *p)
 	return PROLOG_OK;
 }
 
-enum prolog_result prolog_boot(struct prolog *p)
+static enum prolog_result boot_run(struct prolog *p)
 {
 	_cleanup_free_ char *overlay = NULL, *nvram = NULL, *seed = NULL;
 	enum prolog_result res;
@@ -619,7 +622,6 @@ enum prolog_result prolog_boot(struct prolog *p)
 
 	/* Devices first: a warm start hot-plugs them as they are bound. */
 	t = t0 = clock_now_s();
-	p->boot_deadline = t0 + p->conf.boot_timeout;
 	res = prolog_bind_devices(p);
 	log_info("job %u: phase devices %.3fs", p->req.job_id,
 		 clock_now_s() - t);
@@ -631,6 +633,15 @@ enum prolog_result prolog_boot(struct prolog *p)
 			return res;
 		}
 		res = PROLOG_OK;
+		if (boot_time_left(p) == 0) {
+			prolog_record_reason(
+				p,
+				"the guest of job %u did not become ready within BootTimeout=%us (image %s): its warm start failed, no time was left to boot it cold",
+				p->req.job_id, p->conf.boot_timeout,
+				p->req.image);
+			boot_undo(p);
+			return PROLOG_JOB_FAULT;
+		}
 	}
 	t = clock_now_s();
 	if (res == PROLOG_OK)
@@ -664,5 +675,53 @@ enum prolog_result prolog_boot(struct prolog *p)
 		res = boot_wait_ready(p, t0);
 	if (res != PROLOG_OK)
 		boot_undo(p);
+	return res;
+}
+
+/* libvirt waits for qemu's monitor without a bound: a qemu its user stopped
+ * (SIGSTOP, as any process of theirs may be) in a restore, a hot-plug, a
+ * start or a shutdown would hold the prolog until slurmd killed it and
+ * drained the node. Past the boot's deadline, and the waits' own slack, a
+ * watchdog kills the job's qemu each second until the boot is over, and
+ * libvirt's call fails: a job fault. */
+#define BOOT_WATCHDOG_SLACK_S 15
+
+static pid_t boot_watchdog_start(const struct prolog *p)
+{
+	double at = p->boot_deadline + BOOT_WATCHDOG_SLACK_S;
+	char name[96];
+	pid_t pid, qemu;
+
+	boot_domain_name(p, name, sizeof(name));
+	pid = fork();
+	if (pid != 0)
+		return pid; /* -1: no watchdog, the boot goes on as before */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	while (clock_now_s() < at)
+		usleep(200 * 1000);
+	for (;;) {
+		if (hv_qemu_pid(name, &qemu) == 0)
+			kill(qemu, SIGKILL);
+		sleep(1);
+	}
+}
+
+static void boot_watchdog_stop(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+enum prolog_result prolog_boot(struct prolog *p)
+{
+	enum prolog_result res;
+	pid_t watchdog;
+
+	p->boot_deadline = clock_now_s() + p->conf.boot_timeout;
+	watchdog = boot_watchdog_start(p);
+	res = boot_run(p);
+	boot_watchdog_stop(watchdog);
 	return res;
 }

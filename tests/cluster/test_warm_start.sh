@@ -190,7 +190,7 @@ wait "$loop" 2>/dev/null
 harness_wait 60 "the epilogs" sh -c '[ -z "$(sinfo -h -N -t completing -o %N)" ]'
 harness_vmconf_set BootTimeout 180
 j5=$job
-[ "$t" -le 65 ] && ok "job $j5, its qemu stopped: ended ${t}s after sbatch (BootTimeout=30)" ||
+[ "$t" -le 75 ] && ok "job $j5, its qemu stopped: ended ${t}s after sbatch (BootTimeout=30)" ||
 	fail "job $j5, its qemu stopped: ended ${t}s after sbatch, BootTimeout=30: the prolog waited more than once"
 grep -q "did not become ready within BootTimeout=30s" "$HARNESS_WORK/svmtest2/warm.out" &&
 	ok "job $j5: the steps say why: $(grep -o "the guest .*BootTimeout=30s[^\"]*" "$HARNESS_WORK/svmtest2/warm.out" | head -1)" ||
