@@ -6,7 +6,7 @@ tests_unit_test_teardown_virtiofsd_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_test_teardown_virtiofsd_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/test_teardown_virtiofsd
 
-# The pid files of a guest's processes (common/vm/pidfile.c) that the
+# The pid files of a guest's processes (common/core/pidfile.c) that the
 # epilog stops and slurm-vm-adopt adopts.
 check_PROGRAMS += tests/unit/test_pidfile
 tests_unit_test_pidfile_CPPFLAGS = $(UNIT_CPPFLAGS)
