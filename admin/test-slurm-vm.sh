@@ -151,11 +151,13 @@ if [ "$(id -u)" = 0 ]; then
 	flock -s 9
 	expect_status 1 "$svm" warm --config "$out/warm.conf" drop --all
 	grep -q "template 00000000000000aa is in use" "$out/e" || fail "warm drop of a held template: $(cat "$out/e")"
-	[ "$(ls "$wd")" = "00000000000000aa
-00000000000000aa.lock" ] || fail "warm drop --all left: $(ls "$wd")"
+	[ "$(ls "$wd" | grep -v '\.lock$')" = "00000000000000aa" ] ||
+		fail "warm drop --all left: $(ls "$wd")"
 	exec 9>&-
 	expect_status 0 "$svm" warm --config "$out/warm.conf" drop 00000000000000aa
-	[ -z "$(ls "$wd")" ] || fail "warm drop left: $(ls "$wd")"
+	# the lock files stay (warmcache_drop(): never unlinked)
+	[ "$(ls "$wd" | grep -v '\.lock$')" = "" ] || fail "warm drop left: $(ls "$wd")"
+	[ -f "$wd/00000000000000aa.lock" ] || fail "warm drop removed a lock file"
 	expect_status 1 "$svm" warm --config "$out/warm.conf" drop ../etc
 	expect_status 2 "$svm" warm --config "$out/warm.conf" drop
 fi

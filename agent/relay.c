@@ -30,6 +30,7 @@
 
 #include "core/log.h"
 #include "core/macro.h"
+#include "core/pidfile.h"
 #include "channel/proto.h"
 #include "core/run.h"
 #include "core/strutil.h"
@@ -1195,14 +1196,13 @@ static int socket_setup(void)
 	return 0;
 }
 
+/* "PID START_TIME" (core/pidfile.h): whoever signals or adopts the pid
+ * later can tell it from a process that reused it. */
 static int write_pidfile(void)
 {
-	char buf[32];
-
 	if (!relay.pidfile)
 		return 0;
-	snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	return write_small_file(relay.pidfile, buf);
+	return pidfile_write(AT_FDCWD, relay.pidfile, getpid());
 }
 
 static void close_inherited(int keep1, int keep2)

@@ -56,8 +56,25 @@ static void hold_ignore_signals(void)
 	signal(SIGTERM, SIG_IGN);
 }
 
+/*
+ * Does job @job still run another step here? Counted are slurmstepd
+ * processes executing @exes[0], the extern step's own slurmstepd (that
+ * runs us: whatever `slurmd -d` says), or the configured SLURMSTEPD_PATH
+ * as it is now (a step started after an upgrade of Slurm).
+ */
+static bool hold_steps_running(const char *node, unsigned job,
+			       struct stepd_exe exes[2])
+{
+	size_t n = 1;
+
+	if (stepd_exe_of_path(SLURMSTEPD_PATH, &exes[1]) == 0)
+		n = 2;
+	return stepd_job_steps_running(node, job, exes, n);
+}
+
 /* Traces @pid until it ends; see the top of the file. */
-static void hold_loop(const char *node, unsigned job, pid_t pid)
+static void hold_loop(const char *node, unsigned job, pid_t pid,
+		      struct stepd_exe exes[2])
 {
 	bool ending = false, released = false;
 	int status;
@@ -71,7 +88,7 @@ static void hold_loop(const char *node, unsigned job, pid_t pid)
 		if (w < 0 || (w > 0 && !WIFSTOPPED(status)))
 			return; /* it ended: SIGKILL, or released */
 		if (w == 0) {
-			if (!released && !stepd_job_steps_running(node, job)) {
+			if (!released && !hold_steps_running(node, job, exes)) {
 				released = true;
 				kill(pid, SIGTERM);
 			}
@@ -101,7 +118,7 @@ static void hold_loop(const char *node, unsigned job, pid_t pid)
  * it with stdin, stdout and stderr on /dev/null (the caller's output pipe
  * closes). */
 _Noreturn static void hold_child(const char *node, unsigned job, pid_t pid,
-				 int ready)
+				 struct stepd_exe exes[2], int ready)
 {
 	int err = 0, null_fd;
 
@@ -116,7 +133,7 @@ _Noreturn static void hold_child(const char *node, unsigned job, pid_t pid,
 		err = EIO;
 	close(ready);
 	if (err == 0)
-		hold_loop(node, job, pid);
+		hold_loop(node, job, pid, exes);
 	_exit(err == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
 }
 
@@ -124,6 +141,7 @@ int hold_extern_sleep(const struct adopt_target *t, pid_t pid)
 {
 	const char *node = t->node;
 	unsigned job = t->job_id;
+	struct stepd_exe exes[2];
 	int ready[2], err = EIO, r;
 	pid_t child;
 
@@ -133,6 +151,13 @@ int hold_extern_sleep(const struct adopt_target *t, pid_t pid)
 				 "job %u: pid %ld is not the sleep of the "
 				 "extern step that runs slurm-vm-adopt",
 				 job, (long)pid);
+	/* Our parent is the extern step's slurmstepd (hold_check()). */
+	r = stepd_exe_of_pid(getppid(), &exes[0]);
+	if (r < 0)
+		return log_errno(r,
+				 "job %u: cannot stat the executable of "
+				 "the extern step's slurmstepd",
+				 job);
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return log_errno(-errno, "job %u: pipe", job);
 	child = fork();
@@ -144,7 +169,7 @@ int hold_extern_sleep(const struct adopt_target *t, pid_t pid)
 	}
 	if (child == 0) {
 		close(ready[0]);
-		hold_child(node, job, pid, ready[1]);
+		hold_child(node, job, pid, exes, ready[1]);
 	}
 	close(ready[1]);
 	if (read(ready[0], &err, sizeof(err)) != (ssize_t)sizeof(err))

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/fileutil.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "core/run.h"
@@ -100,6 +101,42 @@ static int fd_move(int fd, int target)
 	return dup2(fd, target) < 0 ? -errno : 0;
 }
 
+/*
+ * virtiofsd's output into its log, by a root process: virtiofsd is the
+ * user's, who may trace it (where Yama allows) and make it write without
+ * end to the log on /run, a tmpfs; rlimits bound every file it writes,
+ * the share's too. So it writes into a pipe and this copies at most
+ * VIRTIOFSD_LOG_MAX bytes, then drains. It stays in virtiofsd's process
+ * group (the teardown's SIGTERM and the extern step's adoption reach it)
+ * and ends at EOF, when virtiofsd has. Nothing else of the prolog's stays
+ * open in it (the state directory's lock, slurmd's pipe).
+ */
+static int virtiofsd_log_copier(int pipe_r, int log_fd, int null_fd)
+{
+	sigset_t none;
+	ssize_t r;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		return 0;
+	if (fd_move(pipe_r, STDIN_FILENO) < 0 ||
+	    fd_move(log_fd, STDOUT_FILENO) < 0 ||
+	    fd_move(null_fd, STDERR_FILENO) < 0)
+		_exit(1);
+	/* not even the exec-error pipe: the prolog reads it to its EOF */
+	if (syscall(SYS_close_range, STDERR_FILENO + 1, ~0u, 0) < 0)
+		for (int fd = STDERR_FILENO + 1; fd < 65536; fd++)
+			close(fd);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signals_ignore_job_wide();
+	signal(SIGTERM, SIG_DFL);
+	r = fd_copy_bounded(STDIN_FILENO, STDOUT_FILENO, VIRTIOFSD_LOG_MAX);
+	_exit(r < 0 ? 1 : 0);
+}
+
 /* The child: what it runs with is set as root (its log, its open-file
  * bound), then it becomes the user for good and runs virtiofsd. Reports
  * a failure's errno on @err_fd; exec closes it. */
@@ -111,7 +148,7 @@ static _Noreturn void virtiofsd_child(struct prolog *p, unsigned i,
 	 * one share; more is refused to it, not to the node. */
 	const struct rlimit nofile = { VIRTIOFSD_NOFILE, VIRTIOFSD_NOFILE };
 	char log_name[64];
-	int log_fd, null_fd, r = 0;
+	int log_fd, null_fd, out[2] = { -1, -1 }, r = 0;
 
 	setsid();
 	snprintf(log_name, sizeof(log_name), VIRTIOFSD_LOG_FMT, i);
@@ -119,8 +156,8 @@ static _Noreturn void virtiofsd_child(struct prolog *p, unsigned i,
 	log_fd = openat(p->state_fd, log_name,
 			O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
 			0600);
-	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (log_fd < 0 || null_fd < 0)
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (log_fd < 0 || null_fd < 0 || pipe2(out, O_CLOEXEC) < 0)
 		r = -errno;
 	/* Above every target first, so that no dup2 overwrites a source. */
 	if (!r) {
@@ -128,13 +165,19 @@ static _Noreturn void virtiofsd_child(struct prolog *p, unsigned i,
 		err_fd = fcntl(err_fd, F_DUPFD_CLOEXEC, FIRST_SPARE_FD);
 		log_fd = fcntl(log_fd, F_DUPFD_CLOEXEC, FIRST_SPARE_FD);
 		null_fd = fcntl(null_fd, F_DUPFD_CLOEXEC, FIRST_SPARE_FD);
-		if (listen_fd < 0 || err_fd < 0 || log_fd < 0 || null_fd < 0)
+		out[0] = fcntl(out[0], F_DUPFD_CLOEXEC, FIRST_SPARE_FD);
+		out[1] = fcntl(out[1], F_DUPFD_CLOEXEC, FIRST_SPARE_FD);
+		if (listen_fd < 0 || err_fd < 0 || log_fd < 0 || null_fd < 0 ||
+		    out[0] < 0 || out[1] < 0)
 			r = -errno;
 	}
 	if (!r)
+		r = virtiofsd_log_copier(out[0], log_fd, null_fd);
+	/* virtiofsd holds the pipe's end only, never the log */
+	if (!r)
 		r = fd_move(null_fd, STDIN_FILENO)
-			    ?: fd_move(log_fd, STDOUT_FILENO)
-			    ?: fd_move(log_fd, STDERR_FILENO)
+			    ?: fd_move(out[1], STDOUT_FILENO)
+			    ?: fd_move(out[1], STDERR_FILENO)
 			    ?: fd_move(listen_fd, VIRTIOFSD_LISTEN_FD);
 	if (!r && dup3(err_fd, CHILD_ERR_FD, O_CLOEXEC) < 0)
 		r = -errno;

@@ -151,3 +151,34 @@ int proc_comm(pid_t pid, char comm[16])
 	comm[strcspn(comm, "\n")] = '\0';
 	return 0;
 }
+
+ssize_t fd_copy_bounded(int in_fd, int out_fd, off_t max)
+{
+	static const char cut[] = "\n[slurm-vm: log bound reached; "
+				  "the rest is discarded]\n";
+	char buf[16384];
+	struct stat st;
+	off_t left = max, copied = 0;
+	bool cut_noted = false;
+	ssize_t n, take;
+
+	if (fstat(out_fd, &st) == 0 && S_ISREG(st.st_mode))
+		left = st.st_size < max ? max - st.st_size : 0;
+	for (;;) {
+		n = read(in_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return copied;
+		take = n < left ? n : (ssize_t)left;
+		if (take > 0 && write_all(out_fd, buf, (size_t)take) == 0)
+			copied += take;
+		left -= take;
+		if (take < n && !cut_noted) {
+			cut_noted = true;
+			(void)!write_all(out_fd, cut, sizeof(cut) - 1);
+		}
+	}
+}

@@ -17,6 +17,14 @@
  * (-EIO when write() wrote nothing). */
 int write_all(int fd, const void *buf, size_t len);
 
+/* Copies @in_fd to @out_fd until EOF on @in_fd, stopping the copy once
+ * @out_fd holds @max bytes (its size counts: an O_APPEND log), with a line
+ * that says so, then reading on and discarding, so that the writer never
+ * blocks. For the output of a process its user may trace (and so make
+ * write without end) to a file on a tmpfs. Bytes copied, or -errno of a
+ * read. */
+ssize_t fd_copy_bounded(int in_fd, int out_fd, off_t max);
+
 /* Replaces @path with @len bytes of @data, mode @mode: written to @path
  * FILE_REPLACE_TMP_SUFFIX (never through a link), synced, renamed over
  * @path; on failure the temporary file is removed and the reason logged. */

@@ -12,6 +12,8 @@ common_core_libslurmvm_core_la_SOURCES = \
 	common/core/log.c \
 	common/core/log.h \
 	common/core/macro.h \
+	common/core/pidfile.c \
+	common/core/pidfile.h \
 	common/core/run.c \
 	common/core/run.h \
 	common/core/sortutil.h \

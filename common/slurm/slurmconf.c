@@ -18,6 +18,8 @@
 
 /* Slurm has no bound; a file including itself would never end. */
 #define INCLUDE_DEPTH_MAX 16
+/* Nor on %c's expansions; a path names ClusterName a few times at most. */
+#define INCLUDE_EXPAND_MAX 16
 
 struct reader {
 	struct slurmconf *sc;
@@ -177,44 +179,69 @@ static int parse_settings(struct slurmconf *sc, const char *line)
 
 static int read_file(struct reader *rd, const char *path, unsigned depth);
 
+/*
+ * Each %c in NAME becomes the lower-cased ClusterName, again and again as
+ * _parse_for_format() does until none is left: a ClusterName holding "%c"
+ * would make that endless (slurmctld hangs), so the rounds are bounded.
+ */
+static int expand_cluster(const char *path, unsigned lineno, const char *name,
+			  const char *cluster, char **ret)
+{
+	_cleanup_free_ char *lower = NULL, *file = strdup(name);
+	const char *c;
+	unsigned round = 0;
+
+	if (!file)
+		return -ENOMEM;
+	while ((c = strstr(file, "%c"))) {
+		char *next;
+
+		if (!cluster)
+			return log_errno(
+				EINVAL,
+				"%s:%u: Include %s: %%c is ClusterName, "
+				"set on no line before",
+				path, lineno, name);
+		if (round++ == INCLUDE_EXPAND_MAX)
+			return log_errno(
+				ELOOP,
+				"%s:%u: Include %s: %%c is back after %u "
+				"expansions: ClusterName %s holds "
+				"\"%%c\" (slurmctld would never start)",
+				path, lineno, name, INCLUDE_EXPAND_MAX,
+				cluster);
+		if (!lower) {
+			if (!(lower = strdup(cluster)))
+				return -ENOMEM;
+			for (char *l = lower; *l; l++)
+				*l = (char)tolower((unsigned char)*l);
+		}
+		if (asprintf(&next, "%.*s%s%s", (int)(c - file), file, lower,
+			     c + 2) < 0)
+			return -ENOMEM;
+		free(file);
+		file = next;
+	}
+	*ret = TAKE_PTR(file);
+	return 0;
+}
+
 /* _parse_include_directive(): "include FILE", any case. */
 static int parse_include(struct reader *rd, const char *path, unsigned lineno,
 			 const char *name, unsigned depth)
 {
 	_cleanup_free_ char *file = NULL, *dir = NULL, *full = NULL;
-	const char *cluster = slurmconf_get(rd->sc, "ClusterName");
-	const char *c = strstr(name, "%c");
+	int r;
 
 	if (strchr(name, '*'))
 		return log_errno(EINVAL,
 				 "%s:%u: Include %s: Slurm reads no pattern "
 				 "('*') there: slurmctld refuses to start",
 				 path, lineno, name);
-	if (c && !cluster)
-		return log_errno(EINVAL,
-				 "%s:%u: Include %s: %%c is ClusterName, set "
-				 "on no line before",
-				 path, lineno, name);
-	if (c) {
-		_cleanup_free_ char *lower = strdup(cluster);
-
-		if (!lower)
-			return -ENOMEM;
-		for (char *l = lower; *l; l++)
-			*l = (char)tolower((unsigned char)*l);
-		if (asprintf(&file, "%.*s%s%s", (int)(c - name), name, lower,
-			     c + 2) < 0)
-			return -ENOMEM;
-		if (strstr(file, "%c")) {
-			/* again, as _parse_for_format() does */
-			_cleanup_free_ char *again = file;
-
-			file = NULL;
-			return parse_include(rd, path, lineno, again, depth);
-		}
-	} else if (!(file = strdup(name))) {
-		return -ENOMEM;
-	}
+	r = expand_cluster(path, lineno, name,
+			   slurmconf_get(rd->sc, "ClusterName"), &file);
+	if (r < 0)
+		return r;
 	if (file[0] != '/') {
 		dir = strdup(slurm_include_from_conf_dir(rd->release)
 				     ? rd->conf_path

@@ -75,9 +75,44 @@ static bool proc_owned_by_us(const char *pid)
 	return stat(path, &st) == 0 && st.st_uid == geteuid();
 }
 
+int stepd_exe_of_path(const char *path, struct stepd_exe *exe)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	*exe = (struct stepd_exe){ .dev = st.st_dev, .ino = st.st_ino };
+	return 0;
+}
+
+int stepd_exe_of_pid(pid_t pid, struct stepd_exe *exe)
+{
+	char path[sizeof("/proc//exe") + 3 * sizeof(long)];
+
+	snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
+	return stepd_exe_of_path(path, exe);
+}
+
+/* Does process @pid execute one of @exes? */
+static bool pid_runs_stepd(const char *pid, const struct stepd_exe *exes,
+			   size_t n)
+{
+	struct stepd_exe exe;
+
+	if (stepd_exe_of_pid((pid_t)atol(pid), &exe) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (exes[i].dev == exe.dev && exes[i].ino == exe.ino)
+			return true;
+	return false;
+}
+
 /* Is process @pid a slurmstepd of a step of job @job_id other than its
  * extern one, on node @node? */
-static bool pid_is_job_step(const char *pid, const char *node, uint32_t job_id)
+static bool pid_is_job_step(const char *pid, const char *node, uint32_t job_id,
+			    const struct stepd_exe *exes, size_t n_exes)
 {
 	_cleanup_free_ char *env = NULL;
 	char comm[16], title[128], want[48];
@@ -85,6 +120,7 @@ static bool pid_is_job_step(const char *pid, const char *node, uint32_t job_id)
 
 	if (proc_comm((pid_t)atol(pid), comm) < 0 ||
 	    strcmp(comm, "slurmstepd") != 0 || !proc_owned_by_us(pid) ||
+	    !pid_runs_stepd(pid, exes, n_exes) ||
 	    proc_read(pid, "cmdline", title, sizeof(title)) <= 0)
 		return false;
 	n = snprintf(want, sizeof(want), "slurmstepd: [%u.", job_id);
@@ -98,14 +134,15 @@ static bool pid_is_job_step(const char *pid, const char *node, uint32_t job_id)
 	return n < 0 ? false : env_names_node(env, (size_t)n, node);
 }
 
-bool stepd_job_steps_running(const char *node, uint32_t job_id)
+bool stepd_job_steps_running(const char *node, uint32_t job_id,
+			     const struct stepd_exe *exes, size_t n)
 {
 	_cleanup_closedir_ DIR *proc = opendir("/proc");
 	struct dirent *de;
 
 	while (proc && (de = readdir(proc)))
 		if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
-		    pid_is_job_step(de->d_name, node, job_id))
+		    pid_is_job_step(de->d_name, node, job_id, exes, n))
 			return true;
 	return false;
 }

@@ -10,7 +10,6 @@ common_vm_libslurmvm_vm_la_SOURCES = \
 	common/vm/hypervisor.h \
 	common/vm/incarnation.c \
 	common/vm/incarnation.h \
-	common/vm/pidfile.c \
 	common/vm/pidfile.h \
 	common/vm/reclaim.c \
 	common/vm/reclaim.h \

@@ -44,6 +44,9 @@ struct guest;
 #define VIRTIOFSD_PID_FMT  "virtiofsd-%u.pid"
 #define VIRTIOFSD_SOCK_FMT "sock/virtiofsd-%u.sock"
 #define VIRTIOFSD_LOG_FMT  "virtiofsd-%u.log"
+/* Its log's bound: virtiofsd (the user's, who may trace it) writes into a
+ * pipe, root copies that much (prolog/virtiofs.c). */
+#define VIRTIOFSD_LOG_MAX (1 << 20)
 
 /* One undone journal record and how long undoing it took, for the logs. */
 struct teardown_step_time {

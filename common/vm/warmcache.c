@@ -127,12 +127,19 @@ int warmcache_drop(const char *dir, const char *key)
 	if (asprintf(&lock, "%s/%s.lock", dir, key) < 0 ||
 	    asprintf(&path, "%s/%s", dir, key) < 0)
 		return -ENOMEM;
-	fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+	/*
+	 * Held exclusive for the whole removal, made if missing (a builder
+	 * may make it meanwhile), and never unlinked: a builder that opened
+	 * it before would lock the unlinked inode while the next made a new
+	 * file, and both would build in one directory.
+	 */
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		return -EBUSY;
 	if (warmcache_remove_tree(path) != 0)
 		return -EIO;
-	unlink(lock);
 	return 0;
 }
 

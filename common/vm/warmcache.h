@@ -6,7 +6,8 @@
  * drops them. A template is WarmDir/KEY/ (KEY: WARMCACHE_KEY_LEN hex
  * digits) with, last, its marker WARMCACHE_MARKER; WarmDir/KEY.lock is
  * held shared by a prolog that restores it, exclusive by one that makes or
- * drops it. The marker's mtime is when a job last used it.
+ * drops it; it is never removed (see warmcache_drop()), one empty file per
+ * key ever made. The marker's mtime is when a job last used it.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,7 +28,8 @@ bool warmcache_is_key(const char *name);
 /* The templates in @dir, least recently used first (malloc'd). */
 int warmcache_list(const char *dir, struct warmcache_entry **entries,
 		   size_t *n);
-/* Drops template @key unless a prolog uses or makes it: 0, -EBUSY. */
+/* Drops template @key unless a prolog uses or makes it: 0, -EBUSY, or
+ * -errno when its lock file cannot be opened or made. */
 int warmcache_drop(const char *dir, const char *key);
 /* Keeps @dir within @max_templates and @max_bytes, the templates used
  * longest ago dropped first; unfinished ones nobody makes go at once. */

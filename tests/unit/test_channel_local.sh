@@ -71,7 +71,7 @@ failures=0
 
 cleanup() {
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null
-	[ -f "$work/relay.pid" ] && kill "$(cat "$work/relay.pid")" 2>/dev/null
+	[ -f "$work/relay.pid" ] && kill "$(cut -d" " -f1 "$work/relay.pid")" 2>/dev/null
 	sleep 0.3
 	rm -rf "$work"
 }
@@ -146,12 +146,18 @@ out=$(timeout 10 "$relay_bin" --daemon --pidfile "$work/relay.pid" \
 	--socket "$sock" --uid "$uid" --gid "$gid" 2>&1 | cat)
 rc=$?
 exec 9>&-
-relay_pid=$(cat "$work/relay.pid" 2>/dev/null)
+read -r relay_pid relay_start <"$work/relay.pid" 2>/dev/null
 if [ $rc -ne 0 ] || [ -z "$relay_pid" ] || ! kill -0 "$relay_pid"; then
 	echo "FAIL: relay --daemon did not start: $out"
 	cat "$work/relay.log" 2>/dev/null
 	exit 1
 fi
+# The pid file names the relay by pid and start time (core/pidfile.h), so
+# that the teardown, the adoption and a warm start's undo never take a
+# process that reused the pid for it.
+[ "$relay_start" = "$(sed 's/.*) //' /proc/"$relay_pid"/stat | cut -d' ' -f20)" ] &&
+	pass "relay pid file holds its pid and start time" ||
+	fail "relay pid file: '$(cat "$work/relay.pid")', not PID START_TIME"
 sid=$(ps -o sid= -p "$relay_pid" | tr -d ' ')
 [ "$sid" != "$(ps -o sid= -p $$ | tr -d " ")" ] && pass "relay daemon runs in a session of its own" ||
 	fail "relay daemon session $sid, pid $relay_pid"
@@ -396,7 +402,7 @@ for _ in $(seq 50); do kill -0 "$relay_pid" 2>/dev/null || break; sleep 0.1; don
 "$relay_bin" --daemon --pidfile "$work/relay.pid" --log-file "$work/relay.log" \
 	--debug --channel "$chan" --socket "$sock" --uid "$uid" --gid "$gid" \
 	--allow-root
-relay_pid=$(cat "$work/relay.pid")
+read -r relay_pid _ <"$work/relay.pid"
 out=$(as svmtest -- echo again)
 [ "$out" = again ] && pass "agent serves a reconnected relay" ||
 	fail "after relay restart: '$out'"

@@ -180,6 +180,30 @@ static void test_include_errors(void **state)
 	assert_int_not_equal(read_conf("Include slurm.conf\n", R24_11, &sc), 0);
 }
 
+/* A ClusterName holding %c: each expansion of an Include path brings %c
+ * back, without end (Slurm's own loop hangs); the reader gives up with
+ * ELOOP instead of growing the path until memory or stack run out. */
+static void test_include_cluster_loop(void **state)
+{
+	struct slurmconf sc;
+
+	(void)state;
+	put("x.conf", "MaxJobId=1\n");
+	assert_int_equal(
+		read_conf("ClusterName=x%c\nInclude %c.conf\n", R24_11, &sc),
+		-ELOOP);
+	assert_int_equal(
+		read_conf("ClusterName=%C\nInclude %c.conf\n", R24_11, &sc),
+		-ELOOP);
+	/* %c twice in a path is fine. */
+	put("x-x.conf", "MaxJobId=2\n");
+	assert_int_equal(
+		read_conf("ClusterName=X\nInclude %c-%c.conf\n", R24_11, &sc),
+		0);
+	assert_string_equal(slurmconf_get(&sc, "MaxJobId"), "2");
+	slurmconf_free(&sc);
+}
+
 /* 24.05 runs every Prolog= line's script; 22.05 the last line's only. */
 static void test_scripts(void **state)
 {
@@ -391,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_node_attributes),
 		cmocka_unit_test(test_include),
 		cmocka_unit_test(test_include_errors),
+		cmocka_unit_test(test_include_cluster_loop),
 		cmocka_unit_test(test_scripts),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_prolog_flags),

@@ -129,10 +129,47 @@ static void test_bounds(void **state)
 	assert_int_equal(warmcache_drop(c->dir, "../x"), -EINVAL);
 }
 
+/* A drop keeps KEY.lock's inode: a builder that opened it before the drop
+ * and locks it after still excludes the next builder, who opens the same
+ * file (issue #41: the unlinked lock let two build in one directory). */
+static void test_drop_keeps_lock(void **state)
+{
+	struct ctx *c = *state;
+	struct stat held, now;
+	char lock[256];
+	int fd, next;
+
+	make(c, "00000000000000b1", 1, 0, true);
+	snprintf(lock, sizeof(lock), "%s/00000000000000b1.lock", c->dir);
+	fd = open(lock, O_RDWR | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(warmcache_drop(c->dir, "00000000000000b1"), 0);
+	assert_false(exists(c, "00000000000000b1"));
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	assert_int_equal(fstat(fd, &held), 0);
+	assert_int_equal(stat(lock, &now), 0);
+	assert_true(held.st_dev == now.st_dev && held.st_ino == now.st_ino);
+	next = open(lock, O_RDWR | O_CREAT, 0600);
+	assert_true(next >= 0);
+	assert_int_equal(flock(next, LOCK_SH | LOCK_NB), -1);
+	close(next);
+	/* held: no drop; released: dropped, the lock file still there */
+	make(c, "00000000000000b1", 1, 0, true);
+	assert_int_equal(warmcache_drop(c->dir, "00000000000000b1"), -EBUSY);
+	assert_true(exists(c, "00000000000000b1"));
+	close(fd);
+	assert_int_equal(warmcache_drop(c->dir, "00000000000000b1"), 0);
+	assert_false(exists(c, "00000000000000b1"));
+	assert_int_equal(stat(lock, &now), 0);
+	assert_true(held.st_ino == now.st_ino);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drop_keeps_lock, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,7 +10,7 @@
 #include "core/log.h"
 #include "core/macro.h"
 #include "core/strutil.h"
-#include "vm/pidfile.h"
+#include "core/pidfile.h"
 
 int proc_stat(pid_t pid, char *comm, size_t comm_len, char *state, pid_t *ppid,
 	      unsigned long long *start_time)
