@@ -985,6 +985,39 @@ static bool image_files_open_to_users(struct checker *c,
 	return ok;
 }
 
+/* BootMode=warm: the template's qemu is root's, so each file it boots and
+ * every directory above must be root's alone, or the prolog boots the
+ * image's jobs cold (prolog/warm.c, warm_refusal). */
+static bool image_files_root_only(struct checker *c, const struct vmconf *vc,
+				  const struct image_spec *spec,
+				  const char *name)
+{
+	struct image_chain chain;
+	char bad[PATH_MAX], fix[2 * PATH_MAX + 128];
+	bool warm = spec->boot_mode ? strcmp(spec->boot_mode, "warm") == 0
+				    : vc->boot_mode == BOOT_MODE_WARM;
+	int r;
+
+	if (!warm || (spec->firmware && strcmp(spec->firmware, "uefi") == 0))
+		return true;
+	if (image_check(vc, spec, &chain) < 0)
+		return true; /* said by image_files_open_to_users() */
+	r = image_root_only(spec, &chain, bad, sizeof(bad));
+	image_chain_free(&chain);
+	if (r == 0)
+		return true;
+	snprintf(fix, sizeof(fix), "chown root %s && chmod go-w %s", bad, bad);
+	check_problem(c, fix,
+		      "catalog image %s boots warm, but %s is not root's "
+		      "alone (%s): its warm template would run in root's qemu "
+		      "what another user can change, so its jobs boot cold",
+		      name, bad,
+		      r == -EPERM ? "another user owns it, or group or others "
+				    "may write it"
+				  : strerror(-r));
+	return false;
+}
+
 /* A directory vm.conf names (@key=@dir) is there; else a problem, what
  * jobs see (@effect), and the command that makes it. */
 static bool dir_exists(struct checker *c, const char *key, const char *dir,
@@ -1062,6 +1095,8 @@ static void check_catalog(struct checker *c, const struct vmconf *vc)
 		if (ok)
 			ok = image_files_open_to_users(c, vc, &spec, names[i],
 						       uefi);
+		if (ok)
+			ok = image_files_root_only(c, vc, &spec, names[i]);
 		good += ok;
 		image_spec_free(&spec);
 	}

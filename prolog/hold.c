@@ -11,10 +11,11 @@
  * A holder process traces the sleep (PTRACE_SEIZE, root) and keeps every
  * signal from it but SIGKILL, which no tracer can stop. Once a SIGTERM
  * came, it lets one through as soon as no other step of the job runs on
- * the node: the extern step then ends at once, as a plain job's does,
- * rather than at KillWait's SIGKILL. The holder is adopted into the extern
- * step too, so Slurm kills it with the rest; it ignores the signals a user
- * can send a job.
+ * the node and slurmctld says the job ends (holdgate.h: a user's
+ * `scancel -s TERM` is no end): the extern step then ends at once, as a
+ * plain job's does, rather than at KillWait's SIGKILL. The holder is adopted
+ * into the extern step too, so Slurm kills it with the rest; it ignores the
+ * signals a user can send a job.
  */
 #include "config.h"
 
@@ -28,10 +29,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "core/run.h"
 #include "hold.h"
+#include "holdgate.h"
+#include "slurm/jobfate.h"
 #include "slurm/stepd.h"
 #include "vm/pidfile.h"
 
@@ -72,10 +76,33 @@ static bool hold_steps_running(const char *node, unsigned job,
 	return stepd_job_steps_running(node, job, exes, n);
 }
 
+/* slurmctld, asked by the gate: says what it answered when that
+ * changes. */
+static int hold_ask_ctld(void *arg)
+{
+	static int said = 2; /* no answer yet */
+	unsigned job = *(unsigned *)arg;
+	char why[128];
+	int r = job_ending(job, why, sizeof(why));
+
+	if (r != said && r == 0)
+		log_info("job %u: SIGTERM to the extern step, but the job "
+			 "runs (%s): a signal, not its end; its guest stays",
+			 job, why);
+	else if (r != said && r < 0)
+		log_warn("job %u: SIGTERM to the extern step, and slurmctld "
+			 "cannot say whether the job ends (%s): its guest "
+			 "stays until it can, or Slurm's SIGKILL",
+			 job, why);
+	said = r;
+	return r;
+}
+
 /* Traces @pid until it ends; see the top of the file. */
 static void hold_loop(const char *node, unsigned job, pid_t pid,
 		      struct stepd_exe exes[2])
 {
+	struct hold_gate gate = { 0 };
 	bool ending = false, released = false;
 	int status;
 
@@ -88,7 +115,11 @@ static void hold_loop(const char *node, unsigned job, pid_t pid,
 		if (w < 0 || (w > 0 && !WIFSTOPPED(status)))
 			return; /* it ended: SIGKILL, or released */
 		if (w == 0) {
-			if (!released && !hold_steps_running(node, job, exes)) {
+			if (!released &&
+			    hold_gate_release(
+				    &gate, clock_now_s(),
+				    hold_steps_running(node, job, exes),
+				    hold_ask_ctld, &job)) {
 				released = true;
 				kill(pid, SIGTERM);
 			}
@@ -107,7 +138,8 @@ static void hold_loop(const char *node, unsigned job, pid_t pid,
 			ending = true;
 			log_info(
 				"job %u: SIGTERM to the extern step: its guest "
-				"stays until the job's other steps here end",
+				"stays until the job ends and its other steps "
+				"here end",
 				job);
 		}
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
@@ -187,8 +219,9 @@ int hold_extern_sleep(const struct adopt_target *t, pid_t pid)
 			 "of its sleep (pid %ld): it ends with the sleep",
 			 job, (long)child);
 	log_info("job %u: the extern step's sleep (pid %ld) is held by pid "
-		 "%ld: the guest outlives the job's signals until Slurm's "
-		 "SIGKILL or the end of the job's steps here",
+		 "%ld: the guest outlives the job's signals until the job "
+		 "ends (as slurmctld says) and its steps here, or Slurm's "
+		 "SIGKILL",
 		 job, (long)pid, (long)child);
 	return 0;
 }

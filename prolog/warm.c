@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -79,6 +80,9 @@ static void warm_free(struct warm *w)
 /* Why this job boots cold though BootMode=warm; NULL: it need not. */
 static const char *warm_refusal(const struct prolog *p)
 {
+	static char why[PATH_MAX + 160];
+	char bad[PATH_MAX];
+
 	if (!p->spec.name)
 		return "a user's image boots cold (its template would be "
 		       "theirs to tamper with)";
@@ -89,6 +93,17 @@ static const char *warm_refusal(const struct prolog *p)
 	if (p->req.keep)
 		return "--vm-keep keeps the overlay, which must not depend on a "
 		       "template that ages out";
+	/* The template's qemu is root's, and what it saves every later job
+	 * restores: checked before a template is made and before each
+	 * restore (a file replaced since is another key). */
+	if (image_root_only(&p->spec, &p->chain, bad, sizeof(bad)) < 0) {
+		snprintf(why, sizeof(why),
+			 "%s is not root's alone (another user owns it, or "
+			 "group or others may write it), and the warm "
+			 "template runs the image's files as root",
+			 bad);
+		return why;
+	}
 	return NULL;
 }
 
@@ -165,7 +180,9 @@ static int warm_paths(struct prolog *p, struct warm *w)
 
 /* The template's domain parameters: the job's shape, root's qemu (no job
  * user may touch what later jobs restore), no identity, its own files in
- * @dir, the shares' devices pointed at an empty directory. */
+ * @dir, the shares' devices pointed at an empty directory root's qemu
+ * cannot write (0555; libvirt drops qemu's capabilities), in mapped mode
+ * (no host file with a guest's mode). */
 static void template_params(struct prolog *p, struct boot_names *n,
 			    const char *dir, struct domain_params *dp,
 			    char **share_dirs, char **paths)
@@ -191,6 +208,7 @@ static void template_params(struct prolog *p, struct boot_names *n,
 		share_dirs[i] = paths[2];
 	dp->shares = share_dirs;
 	dp->n_shares = n_shares;
+	dp->shares_mapped = true;
 	dp->share_sockets = NULL;
 }
 
@@ -312,7 +330,10 @@ static int template_boot_save(struct prolog *p, const struct warm *w)
 	template_params(p, &n, w->dir, &dp, share_dirs, paths);
 	dp.overlay = w->overlay;
 	dp.seed = w->seed;
-	r = paths[2] ? mkdir(paths[2], 0755) : -ENOMEM;
+	/* the shares' source: root's, and not even root's qemu may write it */
+	r = paths[2] ? 0 : -ENOMEM;
+	if (r == 0 && (mkdir(paths[2], 0555) < 0 || chmod(paths[2], 0555) < 0))
+		r = log_errno(errno, "cannot create %s", paths[2]);
 	if (r == 0)
 		r = domain_xml_build(&p->plan, &dp, &xml);
 	if (r == 0)

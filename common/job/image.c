@@ -303,6 +303,115 @@ bool path_is_inside(const char *path, char *const *dirs)
 	return false;
 }
 
+/* Root's, and writable by root alone. */
+static bool stat_root_only(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* @dir + "/" + the @len bytes at @name, into @dir (PATH_MAX). */
+static int path_append(char *dir, const char *name, size_t len)
+{
+	size_t at = strlen(dir);
+
+	if (at + 1 + len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	dir[at] = '/';
+	memcpy(dir + at + 1, name, len);
+	dir[at + 1 + len] = '\0';
+	return 0;
+}
+
+/* Resolves @path one name at a time as the kernel does, checking each
+ * directory and the file on the way; a symlink is replaced by its target
+ * (it is the directory holding it that could change it). */
+int image_path_root_only(const char *path, char *bad, size_t size)
+{
+	char done[PATH_MAX] = "", rest[2 * PATH_MAX], next[2 * PATH_MAX];
+	const char *at = rest;
+	unsigned links = 0;
+	struct stat st;
+	int r;
+
+	snprintf(bad, size, "%s", path);
+	if (path[0] != '/')
+		return -EINVAL;
+	if (stat("/", &st) < 0)
+		return -errno;
+	if (!stat_root_only(&st)) {
+		snprintf(bad, size, "/");
+		return -EPERM;
+	}
+	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
+		return -ENAMETOOLONG;
+	for (;;) {
+		size_t len;
+		char *slash;
+		ssize_t n;
+
+		at += strspn(at, "/");
+		if (!*at)
+			return 0;
+		len = strcspn(at, "/");
+		if (len == 1 && at[0] == '.') {
+			at += len;
+			continue;
+		}
+		if (len == 2 && at[0] == '.' && at[1] == '.') {
+			slash = strrchr(done, '/');
+			if (slash)
+				*slash = '\0';
+			at += len;
+			continue;
+		}
+		r = path_append(done, at, len);
+		if (r < 0)
+			return r;
+		at += len;
+		if (lstat(done, &st) < 0) {
+			snprintf(bad, size, "%s", done);
+			return -errno;
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			if (!stat_root_only(&st)) {
+				snprintf(bad, size, "%s", done);
+				return -EPERM;
+			}
+			continue;
+		}
+		if (++links > 40)
+			return -ELOOP;
+		n = readlink(done, next, PATH_MAX - 1);
+		if (n < 0)
+			return -errno;
+		next[n] = '\0';
+		/* the target, relative to the link's directory, then the rest
+		 */
+		*strrchr(done, '/') = '\0';
+		if (next[0] == '/')
+			done[0] = '\0';
+		if (snprintf(next + n, sizeof(next) - (size_t)n, "/%s", at) >=
+		    (int)(sizeof(next) - (size_t)n))
+			return -ENAMETOOLONG;
+		memcpy(rest, next, sizeof(rest));
+		at = rest;
+	}
+}
+
+int image_root_only(const struct image_spec *spec,
+		    const struct image_chain *chain, char *bad, size_t size)
+{
+	int r = 0;
+
+	for (unsigned i = 0; r == 0 && i < chain->depth; i++)
+		r = image_path_root_only(chain->layers[i].path, bad, size);
+	if (r == 0 && spec->kernel)
+		r = image_path_root_only(spec->kernel, bad, size);
+	if (r == 0 && spec->initrd)
+		r = image_path_root_only(spec->initrd, bad, size);
+	return r;
+}
+
 /* Reads the first bytes of an image file opened without following a
  * final symlink, after checking it is a regular file. */
 static int layer_read_header(const char *path, uint8_t **buf, size_t *len,

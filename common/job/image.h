@@ -76,5 +76,16 @@ void image_chain_free(struct image_chain *chain);
  * part of image_check. */
 int image_kernel_check(const struct image_spec *spec);
 
+/* Whether absolute @path and every directory the kernel passes to reach it
+ * (symlinks followed; a symlink is as safe as the directory that holds it)
+ * are owned by root and writable by no group or other: what root may run
+ * with nobody else's hand in it. 0; -EPERM with the first that is not in
+ * @bad; another -errno (with that path in @bad) when one cannot be read. */
+int image_path_root_only(const char *path, char *bad, size_t size);
+/* image_path_root_only() of every layer of @chain, @spec's kernel and
+ * initrd: BootMode=warm's template runs them in root's qemu. */
+int image_root_only(const struct image_spec *spec,
+		    const struct image_chain *chain, char *bad, size_t size);
+
 /* Is canonical @path inside one of @dirs (on a component boundary)? */
 bool path_is_inside(const char *path, char *const *dirs);

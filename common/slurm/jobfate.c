@@ -29,33 +29,47 @@ static const char *job_state_name(uint32_t state)
 	return base < JOB_END && names[base] ? names[base] : "UNKNOWN";
 }
 
+/* Job @job_id as slurmctld has it: 1 with @msg, 0 when it does not know
+ * the job (@why says so), -EHOSTDOWN when it does not answer. */
+static int job_load(uint32_t job_id, job_info_msg_t **msg, char *why,
+		    size_t why_len)
+{
+	int err;
+
+	*msg = NULL;
+	if (slurm_compat_load_job(msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
+		err = slurm_compat_errno();
+		*msg = NULL;
+		if (err != ESLURM_INVALID_JOB_ID) {
+			snprintf(why, why_len, "slurmctld unreachable: %s",
+				 slurm_strerror(err));
+			return -EHOSTDOWN;
+		}
+	} else if ((*msg)->record_count == 1) {
+		return 1;
+	}
+	if (*msg)
+		slurm_free_job_info_msg(*msg);
+	*msg = NULL;
+	snprintf(why, why_len, "unknown to slurmctld");
+	return 0;
+}
+
 int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
 	     char *why, size_t why_len)
 {
-	job_info_msg_t *msg = NULL;
+	job_info_msg_t *msg;
 	const slurm_job_info_t *job;
 	uint32_t state;
-	int err;
+	int r;
 
 	if (uid)
 		*uid = -1;
-	if (slurm_compat_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
-		err = slurm_compat_errno();
-		if (err == ESLURM_INVALID_JOB_ID) {
-			*fate = JOB_FATE_ENDED;
-			snprintf(why, why_len, "unknown to slurmctld");
-			return 0;
-		}
-		snprintf(why, why_len, "slurmctld unreachable: %s",
-			 slurm_strerror(err));
-		return -EHOSTDOWN;
-	}
-	if (msg->record_count != 1) {
-		slurm_free_job_info_msg(msg);
+	r = job_load(job_id, &msg, why, why_len);
+	if (r == 0)
 		*fate = JOB_FATE_ENDED;
-		snprintf(why, why_len, "unknown to slurmctld");
-		return 0;
-	}
+	if (r <= 0)
+		return r;
 	job = &msg->job_array[0];
 	state = job->job_state;
 	if (uid)
@@ -84,6 +98,29 @@ int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
 	}
 	slurm_free_job_info_msg(msg);
 	return 0;
+}
+
+bool job_state_ending(uint32_t state)
+{
+	uint32_t base = state & JOB_STATE_BASE;
+
+	return (state & JOB_COMPLETING) ||
+	       (base != JOB_RUNNING && base != JOB_SUSPENDED);
+}
+
+int job_ending(uint32_t job_id, char *why, size_t why_len)
+{
+	job_info_msg_t *msg;
+	uint32_t state;
+	int r = job_load(job_id, &msg, why, why_len);
+
+	if (r <= 0)
+		return r < 0 ? r : 1; /* unknown: purged after its end */
+	state = msg->job_array[0].job_state;
+	slurm_free_job_info_msg(msg);
+	snprintf(why, why_len, "%s%s", job_state_name(state),
+		 state & JOB_COMPLETING ? "+COMPLETING" : "");
+	return job_state_ending(state);
 }
 
 int jobs_active(uint32_t **ids, size_t *n)

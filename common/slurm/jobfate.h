@@ -15,6 +15,7 @@
  * An unreachable slurmctld decides nothing: -EHOSTDOWN, and nothing is
  * reclaimed.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,16 @@ enum job_fate {
  * the job's user when slurmctld knows the job, else -1. */
 int job_fate(uint32_t job_id, unsigned restart, enum job_fate *fate, long *uid,
 	     char *why, size_t why_len);
+
+/* Whether a job in slurm.h's @state ends: completing, or past running and
+ * suspended (pending again: requeued). */
+bool job_state_ending(uint32_t state);
+
+/* Whether job @job_id ends, as slurmctld says: 1 it is completing, ended,
+ * requeued or unknown; 0 it runs (or is suspended); -EHOSTDOWN when
+ * slurmctld does not answer. @why gets its state, e.g. "RUNNING",
+ * "CANCELLED+COMPLETING". A signal (scancel -s) leaves a job running. */
+int job_ending(uint32_t job_id, char *why, size_t why_len);
 
 /* The ids of every job slurmctld knows that has not ended (pending,
  * running, suspended, completing), sorted, malloc'd; -EHOSTDOWN when

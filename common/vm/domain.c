@@ -649,7 +649,7 @@ static void write_share(struct xw *x, const struct plan *plan,
 		empty(x, "driver", "type", "virtiofs", "queue", "1024", NULL);
 		empty(x, "source", "socket", p->share_sockets[i], NULL);
 	} else {
-		attr(x, "accessmode", "squash");
+		attr(x, "accessmode", p->shares_mapped ? "mapped" : "squash");
 		attr(x, "multidevs", "remap");
 		empty(x, "source", "dir", p->shares[i], NULL);
 	}

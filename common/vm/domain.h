@@ -113,6 +113,13 @@ struct domain_params {
 	 * share_sockets[i], an absolute path */
 	enum shared_dir_transport share_transport;
 	char *const *share_sockets;
+	/* A warm template's 9p shares, there for the guest's shape alone:
+	 * accessmode='mapped', where a guest's chmod and chown are xattrs and
+	 * a file qemu creates is 0600 (never set-uid), so root's qemu cannot
+	 * be made to plant a root file a host user may run. A restore may
+	 * differ here: libvirt compares a share's tag, readonly, model and
+	 * address, not its accessmode. */
+	bool shares_mapped;
 
 	/* A warm start's template and the jobs restored from it
 	 * (doc/design.md section 7): the planned devices' ports stay empty

@@ -46,6 +46,7 @@ include $(srcdir)/tests/unit/share_transport.mk
 include $(srcdir)/tests/unit/virtiofsd.mk
 include $(srcdir)/tests/unit/persona.mk
 include $(srcdir)/tests/unit/stepd.mk
+include $(srcdir)/tests/unit/hold.mk
 endif
 
 # Test helper for the cluster tests: a libslurm job submission that

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "slurm/ctld.h"
 #include "slurm/ctld_job.h"
+#include "slurm/jobfate.h"
 
 /* A job of 3 nodes with GPUs on the first two: gres_detail_str is one
  * string per node of its node list. */
@@ -88,6 +89,19 @@ static void test_nodes_load_refused(void **state)
 	ctld_nodes_free(&nodes);
 }
 
+/* What ends a job for slurm-vm-adopt --hold: completing, or past running
+ * and suspended; a job a user only signalled runs on. */
+static void test_job_state_ending(void **state)
+{
+	assert_false(job_state_ending(JOB_RUNNING));
+	assert_false(job_state_ending(JOB_SUSPENDED));
+	assert_true(job_state_ending(JOB_RUNNING | JOB_COMPLETING));
+	assert_true(job_state_ending(JOB_CANCELLED | JOB_COMPLETING));
+	assert_true(job_state_ending(JOB_TIMEOUT));
+	assert_true(job_state_ending(JOB_COMPLETE));
+	assert_true(job_state_ending(JOB_PENDING | JOB_REQUEUE));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -95,6 +109,7 @@ int main(void)
 		cmocka_unit_test(test_job_node_mem_per_node),
 		cmocka_unit_test(test_nodelist_count),
 		cmocka_unit_test(test_nodes_load_refused),
+		cmocka_unit_test(test_job_state_ending),
 	};
 
 	log_open("test_ctld");

@@ -651,6 +651,16 @@ static void test_shares(void **state)
 	/* qemu, which serves them, runs as the job user */
 	assert_xpath(c, "/domain/seclabel/label", "+1000:+0");
 	assert_libvirt_accepts(c, "the shares");
+	/* a warm template's, in root's qemu: a guest's modes and owners are
+	 * xattrs there, so it cannot plant a set-uid root file on the host */
+	p.shares_mapped = true;
+	build(c, &p);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_share(c, i, "@accessmode", "mapped");
+		assert_share(c, i, "source/@dir", shares[i]);
+	}
+	assert_libvirt_accepts(c, "a warm template's shares");
+	p.shares_mapped = false;
 
 	p.shares = bad;
 	assert_int_equal(domain_xml_build(&c->plan, &p, &xml), -EINVAL);

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -632,6 +633,86 @@ static void test_path_is_inside(void **state)
 	assert_false(path_is_inside("/etc/shadow", dirs));
 }
 
+/* BootMode=warm runs the image's files in root's qemu: each file and every
+ * directory above it must be root's and writable by root alone. The test
+ * tree is under /run (root's, 0755: /tmp is writable by all). */
+static void test_root_only(void **state)
+{
+	char base[] = "/run/svm-image-root-XXXXXX", bad[PATH_MAX];
+	char top[64], kernel[64], initrd[64], sub[64], lower[96];
+	char userdir[64], link[96];
+	struct image_spec spec = { 0 };
+	struct image_chain chain = { .depth = 2 };
+	struct stat st;
+
+	if (geteuid() != 0 || stat("/run", &st) < 0 || st.st_uid != 0 ||
+	    (st.st_mode & 022))
+		skip();
+	assert_non_null(mkdtemp(base));
+	chmod(base, 0755);
+	snprintf(top, sizeof(top), "%s/top.qcow2", base);
+	snprintf(kernel, sizeof(kernel), "%s/vmlinuz", base);
+	snprintf(initrd, sizeof(initrd), "%s/initrd.img", base);
+	snprintf(sub, sizeof(sub), "%s/lower", base);
+	snprintf(lower, sizeof(lower), "%s/base.raw", sub);
+	snprintf(userdir, sizeof(userdir), "%s/user", base);
+	snprintf(link, sizeof(link), "%s/initrd.link", userdir);
+	sh("mkdir -m 755 %s %s && touch %s %s %s %s && chmod 644 %s %s %s %s",
+	   sub, userdir, top, kernel, initrd, lower, top, kernel, initrd,
+	   lower);
+	chain.layers[0].path = top;
+	chain.layers[1].path = lower;
+	spec.kernel = kernel;
+	spec.initrd = initrd;
+	assert_int_equal(image_root_only(&spec, &chain, bad, sizeof(bad)), 0);
+
+	/* a kernel another user owns */
+	assert_int_equal(chown(kernel, 65534, 65534), 0);
+	assert_int_equal(image_root_only(&spec, &chain, bad, sizeof(bad)),
+			 -EPERM);
+	assert_string_equal(bad, kernel);
+	assert_int_equal(chown(kernel, 0, 0), 0);
+
+	/* a layer others can write */
+	chmod(top, 0666);
+	assert_int_equal(image_root_only(&spec, &chain, bad, sizeof(bad)),
+			 -EPERM);
+	assert_string_equal(bad, top);
+	chmod(top, 0644);
+
+	/* a backing layer in a group-writable directory */
+	chmod(sub, 0775);
+	assert_int_equal(image_root_only(&spec, &chain, bad, sizeof(bad)),
+			 -EPERM);
+	assert_string_equal(bad, sub);
+	chmod(sub, 0755);
+	assert_int_equal(image_root_only(&spec, &chain, bad, sizeof(bad)), 0);
+
+	/* a symlink to a root file, in a directory a user owns: the user
+	 * could point it elsewhere */
+	assert_int_equal(symlink("../initrd.img", link), 0);
+	spec.initrd = link;
+	assert_int_equal(image_root_only(&spec, &chain, bad, sizeof(bad)), 0);
+	assert_int_equal(chown(userdir, 65534, 65534), 0);
+	assert_int_equal(image_root_only(&spec, &chain, bad, sizeof(bad)),
+			 -EPERM);
+	assert_string_equal(bad, userdir);
+	/* ... and a root symlink to a file the user owns */
+	assert_int_equal(chown(userdir, 0, 0), 0);
+	assert_int_equal(chown(initrd, 65534, 0), 0);
+	assert_int_equal(image_root_only(&spec, &chain, bad, sizeof(bad)),
+			 -EPERM);
+	assert_string_equal(bad, initrd);
+
+	/* /tmp is anyone's */
+	assert_int_equal(image_path_root_only("/tmp/x", bad, sizeof(bad)),
+			 -EPERM);
+	assert_string_equal(bad, "/tmp");
+	assert_int_equal(image_path_root_only("relative", bad, sizeof(bad)),
+			 -EINVAL);
+	sh("rm -rf %s", base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -655,6 +736,7 @@ int main(void)
 		cmocka_unit_test(test_qcow2_parse_malformed),
 		cmocka_unit_test(test_protocol_names),
 		cmocka_unit_test(test_path_is_inside),
+		cmocka_unit_test(test_root_only),
 	};
 
 	log_set_sink(capture_sink);
