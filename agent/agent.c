@@ -84,6 +84,7 @@ static struct {
 	struct proto_buf out;
 	struct session *sessions;
 	unsigned nsessions;
+	struct persona_parts persona; /* PERSONA frames until the last */
 	bool quit;
 } agent = {
 	.listen_fd = -1,
@@ -201,6 +202,7 @@ static void conversation_end(const char *why)
 	else
 		log_debug("channel: %s", why);
 	agent.greeted = false;
+	persona_parts_free(&agent.persona);
 	proto_buf_consume(&agent.out, proto_buf_pending(&agent.out));
 	proto_reader_reset(&agent.rd, true);
 	sessions_orphan_all();
@@ -356,6 +358,7 @@ static void handle_hello(const struct proto_frame *f)
 	}
 	/* A new conversation: the old one's sessions are gone. */
 	sessions_orphan_all();
+	persona_parts_free(&agent.persona);
 	me.min_version = me.max_version = PROTO_VERSION_MAX;
 	me.nonce = h.nonce;
 	memcpy(me.identity, agent.identity, sizeof(me.identity));
@@ -549,28 +552,41 @@ static void handle_session_frame(const struct proto_frame *f)
 }
 
 /* The job's identity for a guest restored from a template (persona.h):
- * applied, then answered with what failed. */
+ * gathered over its frames (channel/persona_format.h), applied, then answered
+ * once with what failed. */
 static void handle_persona(const struct proto_frame *f)
 {
-	struct persona_result *res = malloc(sizeof(*res));
+	_cleanup_free_ struct persona_result *res = malloc(sizeof(*res));
 	struct proto_persona m;
 	int r = proto_decode_persona(f->payload, f->length, &m);
 
 	if (r < 0 || !res) {
+		persona_parts_free(&agent.persona);
 		send_error(0, 0, "malformed PERSONA: %s",
 			   strerror(r < 0 ? -r : ENOMEM));
 		proto_put_persona_answer(&agent.out, 1, "malformed PERSONA");
-		free(res);
 		return;
 	}
-	log_info("host sent the job's identity (%u entries)", m.count);
-	persona_apply(m.entries, "/", agent.identity, sizeof(agent.identity),
-		      res);
+	r = persona_parts_take(&agent.persona, m.entries);
+	proto_persona_free(&m);
+	if (r == 0)
+		return;
+	if (r < 0) {
+		persona_parts_free(&agent.persona);
+		proto_put_persona_answer(&agent.out, 1,
+					 r == -E2BIG
+						 ? "persona: beyond its bounds"
+						 : "persona: out of memory");
+		return;
+	}
+	log_info("host sent the job's identity (%zu entries)",
+		 agent.persona.count);
+	persona_apply(agent.persona.entries, "/", agent.identity,
+		      sizeof(agent.identity), res);
+	persona_parts_free(&agent.persona);
 	proto_put_persona_answer(&agent.out, res->failures, res->text);
 	if (res->failures == 0)
 		log_info("took the job's identity (now %s)", agent.identity);
-	proto_persona_free(&m);
-	free(res);
 }
 
 static void handle_shutdown(const struct proto_frame *f)

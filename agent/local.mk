@@ -15,7 +15,8 @@ AGENT_SOURCES = agent/agent.c agent/spawn.c agent/spawn.h \
 sbin_PROGRAMS += agent/slurm-vm-agent
 agent_slurm_vm_agent_SOURCES = $(AGENT_SOURCES) \
 	common/core/log.c common/core/strutil.c common/core/fileutil.c \
-	common/channel/proto.c common/channel/netenv.c common/channel/pmixenv.c
+	common/channel/proto.c common/channel/netenv.c common/channel/pmixenv.c \
+	common/channel/persona_format.c
 agent_slurm_vm_agent_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/agent
 agent_slurm_vm_agent_CFLAGS = -std=gnu11 $(WARN_CFLAGS) -fstack-protector-strong
 agent_slurm_vm_agent_LDFLAGS = -all-static

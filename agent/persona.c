@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -23,6 +24,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,8 +38,13 @@
 #define NET_WAIT_MS	 10000
 #define NET_POLL_MS	 50
 #define ENTROPY_MAX	 512 /* bytes */
-#define MAX_HOSTS	 PROTO_MAX_PERSONA
+#define MAX_HOSTS	 PERSONA_MAX_ENTRIES
 #define SSH_KEYGEN	 "/usr/bin/ssh-keygen"
+#define SSH_KEYGEN_S	 120 /* RSA 4096 under emulation takes long */
+#define SSHD_RESTART_MS	 10000
+#define SSHD_MAX	 16
+#define SOCKETS_MAX	 64
+#define KEYS_FILE_MAX	 (1024u * 1024)
 
 struct persona {
 	const char *root; /* "" for "/" */
@@ -46,6 +53,7 @@ struct persona {
 	struct persona_result *res;
 	/* user=, for member= and the home made at the end */
 	char user[256], home[PROTO_MAX_PATH];
+	const char *shell; /* shell=, or NULL */
 	unsigned uid, gid;
 	bool have_user;
 };
@@ -85,17 +93,17 @@ static char *path_at(const char *root, const char *path)
 	return asprintf(&s, "%s%s", root_of(root), path) < 0 ? NULL : s;
 }
 
-/* The whole of @path, NUL-terminated; -ENOENT when it does not exist. */
-static int read_text(const char *path, char **text, size_t *len,
-		     struct stat *st)
+/* The whole of the regular file @fd (at most @max bytes), NUL-terminated;
+ * its stat in @st. */
+static int read_fd_text(int fd, size_t max, char **text, size_t *len,
+			struct stat *st)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	_cleanup_free_ char *buf = NULL;
 	size_t n = 0;
 
-	if (fd < 0 || fstat(fd, st) < 0)
+	if (fstat(fd, st) < 0)
 		return -errno;
-	if (!S_ISREG(st->st_mode) || st->st_size >= ACCOUNT_FILE_MAX)
+	if (!S_ISREG(st->st_mode) || (size_t)st->st_size >= max)
 		return -EFBIG;
 	buf = malloc((size_t)st->st_size + 1);
 	if (!buf)
@@ -115,6 +123,17 @@ static int read_text(const char *path, char **text, size_t *len,
 	*len = n;
 	*text = TAKE_PTR(buf);
 	return 0;
+}
+
+/* The whole of @path, NUL-terminated; -ENOENT when it does not exist. */
+static int read_text(const char *path, char **text, size_t *len,
+		     struct stat *st)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return read_fd_text(fd, ACCOUNT_FILE_MAX, text, len, st);
 }
 
 /* Replaces @path with @data, with the mode and owner of @st (/etc/shadow
@@ -171,44 +190,42 @@ static int account_add(const char *root, const char *file, const char *name,
 	return append_line(path, text, len, line, &st);
 }
 
-/* A user or group name as the account files can hold it. */
-static bool name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 255 || s[0] == '-' || s[0] == '+')
-		return false;
-	for (; *s; s++)
-		if ((unsigned char)*s <= 0x20 || *s == 0x7f || *s == ':' ||
-		    *s == ',' || *s == '/')
-			return false;
-	return true;
-}
-
 int persona_group_add(const char *root, const char *name, unsigned gid)
 {
 	char line[320];
 
-	if (!name_ok(name))
+	if (!persona_name_ok(name))
 		return -EINVAL;
 	snprintf(line, sizeof(line), "%s:x:%u:", name, gid);
 	return account_add(root, "/etc/group", name, line);
 }
 
-int persona_user_add(const char *root, const char *name, unsigned uid,
-		     unsigned gid, const char *home)
+/* The user's shell as on the host when the guest has it, as a cold boot's
+ * seed gives it; else bash, else sh. */
+static const char *user_shell(const char *root, const char *shell)
 {
+	_cleanup_free_ char *want = shell ? path_at(root, shell) : NULL;
 	_cleanup_free_ char *bash = path_at(root, "/bin/bash");
+
+	if (want && shell[0] == '/' && !strpbrk(shell, ":\n") &&
+	    access(want, X_OK) == 0)
+		return shell;
+	return bash && access(bash, X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+}
+
+int persona_user_add(const char *root, const char *name, unsigned uid,
+		     unsigned gid, const char *home, const char *shell)
+{
 	_cleanup_free_ char *shadow = path_at(root, "/etc/shadow");
 	_cleanup_free_ char *line = NULL;
 	int r;
 
-	if (!bash || !shadow)
+	if (!shadow)
 		return -ENOMEM;
-	if (!name_ok(name) || home[0] != '/' || strpbrk(home, ":\n"))
+	if (!persona_name_ok(name) || home[0] != '/' || strpbrk(home, ":\n"))
 		return -EINVAL;
 	if (asprintf(&line, "%s:x:%u:%u::%s:%s", name, uid, gid, home,
-		     access(bash, X_OK) == 0 ? "/bin/bash" : "/bin/sh") < 0)
+		     user_shell(root, shell)) < 0)
 		return -ENOMEM;
 	r = account_add(root, "/etc/passwd", name, line);
 	if (r < 0 || access(shadow, F_OK) < 0)
@@ -247,7 +264,7 @@ int persona_member_add(const char *root, const char *group, const char *user)
 
 	if (!path)
 		return -ENOMEM;
-	if (!name_ok(group) || !name_ok(user))
+	if (!persona_name_ok(group) || !persona_name_ok(user))
 		return -EINVAL;
 	r = read_text(path, &text, &len, &st);
 	if (r < 0)
@@ -412,6 +429,20 @@ static int entropy_add(struct persona *p, const uint8_t *bytes, int n)
 	return 0;
 }
 
+/* D-Bus keeps its own copy where it is no symlink to /etc/machine-id. */
+static int dbus_machine_id_renew(struct persona *p, const char *id)
+{
+	_cleanup_free_ char *path =
+		path_at(p->root, "/var/lib/dbus/machine-id");
+	struct stat st;
+
+	if (!path || lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (replace_like(path, id, 33, &st) < 0)
+		return fail(p, "entropy", "%s: %s", path, strerror(errno));
+	return 0;
+}
+
 static int machine_id_renew(struct persona *p)
 {
 	_cleanup_free_ char *path = path_at(p->root, "/etc/machine-id");
@@ -429,63 +460,235 @@ static int machine_id_renew(struct persona *p)
 	id[33] = '\0';
 	if (replace_like(path, id, 33, &st) < 0)
 		return fail(p, "entropy", "%s: %s", path, strerror(errno));
-	return 0;
+	return dbus_machine_id_renew(p, id);
 }
 
-/* Removes /etc/ssh/ssh_host_*: 1 when a private key was among them. */
-static int ssh_keys_remove(struct persona *p, const char *dir)
+/* ---- ssh host keys ---- */
+
+/* Runs @argv (argv[0] a path) to its end within @timeout_s: its exit
+ * code, or -errno. The agent's signals are blocked for its signalfd: the
+ * child gets them back. */
+static int run_sync(char *const *argv, unsigned timeout_s)
 {
-	_cleanup_closedir_ DIR *d = opendir(dir);
-	struct dirent *e;
-	bool key = false;
-	int r = 0;
+	uint64_t until = clock_now_ms() + timeout_s * 1000ull;
+	sigset_t none;
+	int status;
+	pid_t pid = fork();
 
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-
-		if (strncmp(e->d_name, "ssh_host_", 9) != 0)
-			continue;
-		key = key || (n > 4 && strcmp(e->d_name + n - 4, "_key") == 0);
-		if (unlinkat(dirfd(d), e->d_name, 0) < 0 && errno != ENOENT)
-			r = fail(p, "entropy", "%s/%s: %s", dir, e->d_name,
-				 strerror(errno));
-	}
-	return r < 0 ? r : key;
-}
-
-/* Two jobs restored from one template must not share host keys: the
- * template's go now, new ones come in the background (RSA under emulation
- * takes seconds; the child is reaped with the agent's others). */
-static int ssh_keys_renew(struct persona *p)
-{
-	_cleanup_free_ char *dir = path_at(p->root, "/etc/ssh");
-	_cleanup_free_ char *keygen = path_at(p->root, SSH_KEYGEN);
-	pid_t pid;
-	int r;
-
-	if (!dir || !keygen)
-		return fail(p, "entropy", "%s", strerror(ENOMEM));
-	r = ssh_keys_remove(p, dir);
-	if (r <= 0 || *root_of(p->root) || access(keygen, X_OK) < 0)
-		return r;
-	pid = fork();
 	if (pid < 0)
-		return fail(p, "entropy", "fork: %s", strerror(errno));
+		return -errno;
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR);
 
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		setsid();
 		if (null >= 0) {
 			dup2(null, 0);
 			dup2(null, 1);
 			dup2(null, 2);
 		}
-		execl(SSH_KEYGEN, "ssh-keygen", "-A", (char *)NULL);
+		execv(argv[0], argv);
 		_exit(127);
 	}
-	log_info("persona: new ssh host keys coming (pid %ld)", (long)pid);
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -EINTR;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (clock_now_ms() >= until) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -ETIMEDOUT;
+		}
+		usleep(10 * 1000);
+	}
+}
+
+static const char *const key_types[] = { "rsa", "ecdsa", "ed25519", "dsa" };
+
+/* Removes /etc/ssh/ssh_host_*; the types of the private keys among them
+ * in @had (a bit per key_types[]). */
+static int ssh_keys_remove(struct persona *p, const char *dir, unsigned *had)
+{
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	struct dirent *e;
+	int r = 0;
+
+	*had = 0;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "ssh_host_", 9) != 0)
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(key_types); i++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "ssh_host_%s_key",
+				 key_types[i]);
+			if (strcmp(e->d_name, name) == 0)
+				*had |= 1u << i;
+		}
+		if (unlinkat(dirfd(d), e->d_name, 0) < 0 && errno != ENOENT)
+			r = fail(p, "entropy", "%s/%s: %s", dir, e->d_name,
+				 strerror(errno));
+	}
+	return r;
+}
+
+/* The listening sockets of @pid (inodes from @proc/PID/fd), at most
+ * SOCKETS_MAX: their count, or -errno (-ENOENT: no such process). */
+static int socket_inodes(const char *proc, pid_t pid, unsigned long *ino)
+{
+	char path[PATH_MAX];
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%ld/fd", proc, (long)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)) && n < SOCKETS_MAX) {
+		char link[64];
+		ssize_t k =
+			readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+
+		if (k <= 0)
+			continue;
+		link[k] = '\0';
+		if (sscanf(link, "socket:[%lu]", &ino[n]) == 1)
+			n++;
+	}
+	return n;
+}
+
+/* sshd's listeners: processes named sshd whose parent is init (daemons
+ * and systemd's services alike); connections' processes are not. */
+static int sshd_listeners(const char *proc, pid_t *pids, size_t max)
+{
+	_cleanup_closedir_ DIR *d = opendir(proc);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) && (size_t)n < max) {
+		char path[PATH_MAX], buf[512], *close;
+		long ppid;
+		pid_t pid = (pid_t)atol(e->d_name);
+
+		if (pid <= 1 ||
+		    strspn(e->d_name, "0123456789") != strlen(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/comm", proc, e->d_name);
+		if (file_read_small(path, buf, sizeof(buf)) <= 0 ||
+		    strcmp(buf, "sshd\n") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/stat", proc, e->d_name);
+		if (file_read_small(path, buf, sizeof(buf)) <= 0)
+			continue;
+		close = strrchr(buf, ')');
+		if (close && sscanf(close + 1, " %*c %ld", &ppid) == 1 &&
+		    ppid == 1)
+			pids[n++] = pid;
+	}
+	return n;
+}
+
+static bool shares_inode(const unsigned long *a, int na, const unsigned long *b,
+			 int nb)
+{
+	for (int i = 0; i < na; i++)
+		for (int j = 0; j < nb; j++)
+			if (a[i] == b[j])
+				return true;
+	return false;
+}
+
+/* A running sshd keeps the host keys it read at its start: SIGHUP makes
+ * it execute itself again (what systemctl reload ssh does), reading the
+ * new ones before it listens again. It is done once its listening
+ * sockets are new ones; one that ended holds no key either. */
+static int sshd_restart(struct persona *p, const char *proc, pid_t pid)
+{
+	unsigned long old[SOCKETS_MAX], now[SOCKETS_MAX];
+	uint64_t until = clock_now_ms() + SSHD_RESTART_MS;
+	int nold = socket_inodes(proc, pid, old), n;
+
+	if (nold < 0)
+		return 0;
+	if (kill(pid, SIGHUP) < 0)
+		return errno == ESRCH ? 0
+				      : fail(p, "entropy", "sshd %ld: %s",
+					     (long)pid, strerror(errno));
+	while ((n = socket_inodes(proc, pid, now)) >= 0 &&
+	       (n == 0 || shares_inode(old, nold, now, n))) {
+		if (clock_now_ms() >= until)
+			return fail(p, "entropy",
+				    "sshd %ld did not restart with the new "
+				    "host keys within %d s",
+				    (long)pid, SSHD_RESTART_MS / 1000);
+		usleep(20 * 1000);
+	}
+	if (n < 0)
+		log_warn("persona: sshd %ld ended on SIGHUP", (long)pid);
+	else
+		log_info("persona: sshd %ld restarted with new host keys",
+			 (long)pid);
+	return 0;
+}
+
+/* Two jobs restored from one template must not share host keys: the
+ * template's go, new ones of the same types (ed25519 when it had none but
+ * has sshd) are made before the guest is ready, and a running sshd is
+ * restarted with them: the host's READY comes after all of it. */
+static int ssh_keys_renew(struct persona *p)
+{
+	_cleanup_free_ char *dir = path_at(p->root, "/etc/ssh");
+	_cleanup_free_ char *keygen = path_at(p->root, SSH_KEYGEN);
+	_cleanup_free_ char *config = path_at(p->root, "/etc/ssh/sshd_config");
+	_cleanup_free_ char *proc = path_at(p->root, "/proc");
+	pid_t pids[SSHD_MAX];
+	unsigned had;
+	int r, n;
+
+	if (!dir || !keygen || !config || !proc)
+		return fail(p, "entropy", "%s", strerror(ENOMEM));
+	r = ssh_keys_remove(p, dir, &had);
+	if (r < 0)
+		return r;
+	if (!had && access(config, F_OK) == 0)
+		had = 1u << 2; /* ed25519, as the seed asks cloud-init */
+	if (!had)
+		return 0;
+	if (access(keygen, X_OK) < 0)
+		return fail(p, "entropy",
+			    "the template had ssh host keys, but no %s to "
+			    "make new ones",
+			    SSH_KEYGEN);
+	for (size_t i = 0; i < ARRAY_SIZE(key_types); i++) {
+		_cleanup_free_ char *key = NULL;
+		char *argv[] = { keygen, "-q", "-N",
+				 "",	 "-t", (char *)key_types[i],
+				 "-f",	 NULL, NULL };
+
+		if (!(had & (1u << i)))
+			continue;
+		if (asprintf(&key, "%s/ssh_host_%s_key", dir, key_types[i]) < 0)
+			return fail(p, "entropy", "%s", strerror(ENOMEM));
+		argv[7] = key;
+		r = run_sync(argv, SSH_KEYGEN_S);
+		if (r != 0)
+			return fail(p, "entropy", "ssh-keygen -t %s: %s",
+				    key_types[i],
+				    r < 0 ? strerror(-r) : "failed");
+	}
+	n = sshd_listeners(proc, pids, ARRAY_SIZE(pids));
+	for (int i = 0; i < n; i++)
+		if (sshd_restart(p, proc, pids[i]) < 0)
+			return -1;
+	log_info("persona: new ssh host keys%s", n ? ", sshd restarted" : "");
 	return 0;
 }
 
@@ -497,13 +700,16 @@ static int apply_entropy(struct persona *p, const char *v)
 	if (n < 0)
 		return fail(p, "entropy", "not hex of 1..%d bytes",
 			    ENTROPY_MAX);
+	/* The kernel reseeded on the restore's new generation ID too: what
+	 * follows goes on when this fails (a failure is a cold boot anyway),
+	 * so no template identity outlives a failed persona either. */
 	n = entropy_add(p, bytes, n);
 	explicit_bzero(bytes, sizeof(bytes));
-	if (n < 0)
-		return n;
 	if (machine_id_renew(p) < 0)
-		return -1;
-	return ssh_keys_renew(p);
+		n = -1;
+	if (ssh_keys_renew(p) < 0)
+		n = -1;
+	return n < 0 ? -1 : 0;
 }
 
 /* ---- hostname, accounts ---- */
@@ -515,9 +721,7 @@ static int apply_hostname(struct persona *p, const char *v)
 	struct stat st = { .st_mode = 0644 };
 	size_t n = strlen(v);
 
-	if (n == 0 || n > 64 ||
-	    strspn(v, "abcdefghijklmnopqrstuvwxyz"
-		      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") != n)
+	if (!persona_hostname_ok(v))
 		return fail(p, "hostname", "'%s' is no host name", v);
 	if (!path || asprintf(&line, "%s\n", v) < 0)
 		return fail(p, "hostname", "%s", strerror(ENOMEM));
@@ -531,36 +735,13 @@ static int apply_hostname(struct persona *p, const char *v)
 	return 0;
 }
 
-/* "NAME:NUMBER" into @name (of @size bytes), the number and the rest. */
-static int split_name_id(const char *v, char *name, size_t size, unsigned *id,
-			 const char **rest)
-{
-	const char *colon = strchr(v, ':');
-	char *end;
-	unsigned long n;
-
-	if (!colon || (size_t)(colon - v) >= size)
-		return -EINVAL;
-	memcpy(name, v, (size_t)(colon - v));
-	name[colon - v] = '\0';
-	errno = 0;
-	n = strtoul(colon + 1, &end, 10);
-	if (errno || end == colon + 1 || n >= 0xffffffffUL ||
-	    !(*end == '\0' || (rest && *end == ':')))
-		return -EINVAL;
-	*id = (unsigned)n;
-	if (rest)
-		*rest = *end ? end + 1 : end;
-	return 0;
-}
-
 static int apply_group(struct persona *p, const char *v)
 {
-	char name[256];
+	char name[PERSONA_NAME_MAX + 1];
 	unsigned gid;
 	int r;
 
-	if (split_name_id(v, name, sizeof(name), &gid, NULL) < 0)
+	if (persona_parse_group(v, name, &gid) < 0)
 		return fail(p, "group", "'%s' is no NAME:GID", v);
 	r = persona_group_add(p->root, name, gid);
 	if (r < 0)
@@ -568,36 +749,20 @@ static int apply_group(struct persona *p, const char *v)
 	return 0;
 }
 
-/* A decimal id up to @sep, which @end then points past. */
-static int parse_id(const char *s, char sep, unsigned *id, const char **end)
-{
-	char *e;
-	unsigned long n;
-
-	errno = 0;
-	n = strtoul(s, &e, 10);
-	if (errno || e == s || *e != sep || n >= 0xffffffffUL || s[0] == '-')
-		return -EINVAL;
-	*id = (unsigned)n;
-	*end = *e ? e + 1 : e;
-	return 0;
-}
-
 /* NAME:UID:GID:HOME; the home is made at the end (persona_home()). */
 static int apply_user(struct persona *p, const char *v)
 {
-	const char *colon = strchr(v, ':'), *rest;
+	struct persona_user u;
 	int r;
 
-	if (!colon || (size_t)(colon - v) >= sizeof(p->user) ||
-	    parse_id(colon + 1, ':', &p->uid, &rest) < 0 ||
-	    parse_id(rest, ':', &p->gid, &rest) < 0 ||
-	    strlen(rest) >= sizeof(p->home))
+	if (persona_parse_user(v, &u) < 0)
 		return fail(p, "user", "'%s' is no NAME:UID:GID:HOME", v);
-	memcpy(p->user, v, (size_t)(colon - v));
-	p->user[colon - v] = '\0';
-	snprintf(p->home, sizeof(p->home), "%s", rest);
-	r = persona_user_add(p->root, p->user, p->uid, p->gid, p->home);
+	snprintf(p->user, sizeof(p->user), "%s", u.name);
+	snprintf(p->home, sizeof(p->home), "%s", u.home);
+	p->uid = u.uid;
+	p->gid = u.gid;
+	r = persona_user_add(p->root, p->user, p->uid, p->gid, p->home,
+			     p->shell);
 	if (r < 0)
 		return fail(p, "user", "%s: %s", p->user, strerror(-r));
 	p->have_user = true;
@@ -867,7 +1032,150 @@ static int persona_home(struct persona *p)
 	return 0;
 }
 
+/* ---- the user's ssh keys ---- */
+
+/* The whole of the regular file @name in @dir, opened without following
+ * a symlink: "" when there is none. */
+static int keys_read(int dir, const char *name, char **text)
+{
+	_cleanup_close_ int fd = openat(
+		dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	size_t len;
+
+	if (fd < 0 && errno == ENOENT) {
+		*text = strdup("");
+		return *text ? 0 : -ENOMEM;
+	}
+	if (fd < 0)
+		return -errno;
+	return read_fd_text(fd, KEYS_FILE_MAX, text, &len, &st);
+}
+
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *l = text; l && *l;
+	     l = strchr(l, '\n'), l = l ? l + 1 : l)
+		if (strncmp(l, line, n) == 0 && (l[n] == '\n' || !l[n]))
+			return true;
+	return false;
+}
+
+/* @text and the @keys it lacks, written as @dir's authorized_keys
+ * (temporary file, rename), the user's, 0600. */
+static int keys_write(int dir, const char *text, char *const *keys, size_t n,
+		      unsigned uid, unsigned gid)
+{
+	static const char tmp[] = ".authorized_keys.slurm-vm";
+	_cleanup_fclose_ FILE *f = NULL;
+	size_t len = strlen(text);
+	int fd, r = 0;
+
+	unlinkat(dir, tmp, 0);
+	fd = openat(dir, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlinkat(dir, tmp, 0);
+		return -ENOMEM;
+	}
+	fputs(text, f);
+	if (len && text[len - 1] != '\n')
+		fputc('\n', f);
+	for (size_t i = 0; i < n; i++)
+		if (!has_line(text, keys[i]))
+			fprintf(f, "%s\n", keys[i]);
+	if (fflush(f) != 0 || fchown(fileno(f), uid, gid) < 0 ||
+	    fchmod(fileno(f), 0600) < 0 || fsync(fileno(f)) < 0 ||
+	    renameat(dir, tmp, dir, "authorized_keys") < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dir, tmp, 0);
+	return r;
+}
+
+int persona_keys_install(const char *root, const char *home, unsigned uid,
+			 unsigned gid, char *const *keys, size_t n)
+{
+	_cleanup_free_ char *path = path_at(root, home), *text = NULL;
+	_cleanup_close_ int hfd = -1, sfd = -1;
+	struct stat st;
+	bool missing = false;
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	if (n == 0)
+		return 0;
+	/* The home and .ssh are the user's: never followed out of them. */
+	hfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (hfd < 0)
+		return -errno;
+	if (mkdirat(hfd, ".ssh", 0700) == 0) {
+		if (fchownat(hfd, ".ssh", uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+	} else if (errno != EEXIST) {
+		return -errno;
+	}
+	sfd = openat(hfd, ".ssh",
+		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return errno == ENOTDIR ? -ELOOP : -errno;
+	if (fstat(sfd, &st) < 0)
+		return -errno;
+	if (st.st_uid != uid && st.st_uid != 0)
+		return -EPERM;
+	r = keys_read(sfd, "authorized_keys", &text);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n && !missing; i++)
+		missing = !has_line(text, keys[i]);
+	if (!missing)
+		return 0;
+	return keys_write(sfd, text, keys, n, uid, gid);
+}
+
+/* Every authorized_key=, into the user's home once it exists. */
+static int apply_keys(struct persona *p, char *const *entries)
+{
+	_cleanup_free_ char **keys = NULL;
+	size_t n = 0, max = 0;
+	int r;
+
+	for (char *const *e = entries; *e; e++)
+		max += strncmp(*e, "authorized_key=", 15) == 0;
+	if (max == 0)
+		return 0;
+	if (!p->have_user)
+		return fail(p, "authorized_key", "no user= to give them to");
+	keys = calloc(max, sizeof(*keys));
+	if (!keys)
+		return fail(p, "authorized_key", "%s", strerror(ENOMEM));
+	for (char *const *e = entries; *e; e++)
+		if (strncmp(*e, "authorized_key=", 15) == 0)
+			keys[n++] = *e + 15;
+	r = persona_keys_install(p->root, p->home, p->uid, p->gid, keys, n);
+	if (r < 0)
+		return fail(p, "authorized_key", "%s/.ssh/authorized_keys: %s",
+			    p->home,
+			    r == -ELOOP ? "a symlink, not followed"
+					: strerror(-r));
+	return 0;
+}
+
 /* ---- all of it ---- */
+
+/* shell=: the user's, taken by user= whatever the order. */
+static int apply_shell(struct persona *p, const char *v)
+{
+	p->shell = v;
+	return 0;
+}
 
 struct step {
 	const char *key;
@@ -875,16 +1183,19 @@ struct step {
 	int (*all)(struct persona *p, char *const *entries);
 };
 
+/* authorized_key= comes last, into the home persona_home() made. */
 static const struct step steps[] = {
 	{ "time", apply_time, NULL },
 	{ "entropy", apply_entropy, NULL },
 	{ "hostname", apply_hostname, NULL },
 	{ "group", apply_group, NULL },
+	{ "shell", apply_shell, NULL },
 	{ "user", apply_user, NULL },
 	{ "member", apply_member, NULL },
 	{ "hosts", NULL, apply_hosts },
 	{ "net", apply_net, NULL },
 	{ "share", apply_share, NULL },
+	{ "authorized_key", NULL, NULL },
 };
 
 static bool known_key(const char *e)
@@ -898,6 +1209,36 @@ static bool known_key(const char *e)
 	return false;
 }
 
+/* The entries that pass channel/persona_format.h's checks, those the writer and
+ * the relay made: any other is a failure of its key. */
+static char **entries_checked(struct persona *p, char *const *entries)
+{
+	size_t n = 0, k = 0;
+	char **ok;
+
+	while (entries[n])
+		n++;
+	ok = calloc(n + 1, sizeof(*ok));
+	if (!ok) {
+		fail(p, "persona", "%s", strerror(ENOMEM));
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char why[256], key[32];
+		const char *e = entries[i];
+		size_t klen = strcspn(e, "=");
+
+		if (persona_entry_check(e, false, why, sizeof(why)) == 0) {
+			ok[k++] = entries[i];
+			continue;
+		}
+		snprintf(key, sizeof(key), "%.*s", (int)(klen < 31 ? klen : 31),
+			 e);
+		fail(p, key, "'%.64s': %s", e[klen] ? e + klen + 1 : e, why);
+	}
+	return ok;
+}
+
 void persona_apply(char *const *entries, const char *root, char *identity,
 		   size_t identity_size, struct persona_result *res)
 {
@@ -905,9 +1246,13 @@ void persona_apply(char *const *entries, const char *root, char *identity,
 			     .identity = identity,
 			     .identity_size = identity_size,
 			     .res = res };
+	_cleanup_free_ char **checked = NULL;
 
 	memset(res, 0, sizeof(*res));
-	for (char *const *e = entries; *e; e++)
+	checked = entries_checked(&p, entries);
+	if (!checked)
+		return;
+	for (char *const *e = checked; *e; e++)
 		if (!known_key(*e))
 			log_warn("persona: ignoring the unknown key of '%.64s'",
 				 *e);
@@ -915,12 +1260,13 @@ void persona_apply(char *const *entries, const char *root, char *identity,
 		size_t n = strlen(steps[i].key);
 
 		if (steps[i].all) {
-			steps[i].all(&p, entries);
+			steps[i].all(&p, checked);
 			continue;
 		}
-		for (char *const *e = entries; *e; e++)
+		for (char *const *e = checked; *e && steps[i].one; e++)
 			if (strncmp(*e, steps[i].key, n) == 0 && (*e)[n] == '=')
 				steps[i].one(&p, *e + n + 1);
 	}
-	persona_home(&p);
+	if (persona_home(&p) == 0)
+		apply_keys(&p, checked);
 }

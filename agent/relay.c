@@ -31,6 +31,7 @@
 #include "core/log.h"
 #include "core/macro.h"
 #include "core/pidfile.h"
+#include "channel/persona_format.h"
 #include "channel/proto.h"
 #include "core/run.h"
 #include "core/strutil.h"
@@ -51,8 +52,7 @@
 #define HELLO_AGAIN_MS	 1000
 #define GUEST_LOG_BURST	 20
 /* --persona FILE: the job's identity for a restored guest (issue #30). */
-#define PERSONA_FILE_MAX (64u * 1024)
-#define PERSONA_ENTROPY	 64 /* bytes, fresh for every PERSONA */
+#define PERSONA_ENTROPY 64 /* bytes, fresh for every PERSONA */
 
 struct client {
 	struct client *next;
@@ -543,8 +543,8 @@ static int persona_fresh(char *time_kv, size_t time_size, char *entropy_kv,
 	return 0;
 }
 
-/* The file's entries and the fresh two, as one PERSONA into @b. */
-static int persona_put(struct proto_buf *b)
+/* The file's entries and the fresh two, as PERSONA frames into @b. */
+static int persona_send(struct proto_buf *b)
 {
 	size_t n = 0;
 	_cleanup_free_ char **v = NULL;
@@ -563,7 +563,7 @@ static int persona_put(struct proto_buf *b)
 		return r;
 	v[n] = time_kv;
 	v[n + 1] = entropy_kv;
-	r = proto_put_persona(b, v);
+	r = persona_frames_put(b, v);
 	explicit_bzero(entropy_kv, sizeof(entropy_kv));
 	return r;
 }
@@ -588,10 +588,7 @@ static void persona_take_hostname(void)
 {
 	for (char **e = relay.persona; *e; e++)
 		if (strncmp(*e, "hostname=", 9) == 0 &&
-		    strlen(*e + 9) <= PROTO_MAX_IDENTITY &&
-		    strspn(*e + 9, "abcdefghijklmnopqrstuvwxyz"
-				   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") ==
-			    strlen(*e + 9))
+		    persona_hostname_ok(*e + 9))
 			snprintf(relay.identity, sizeof(relay.identity), "%s",
 				 *e + 9);
 }
@@ -656,7 +653,7 @@ static void guest_agent_ready(void)
 		return;
 	}
 	relay.state = CHAN_PERSONA_SENT;
-	r = persona_put(&relay.out);
+	r = persona_send(&relay.out);
 	if (r < 0) {
 		log_errno(r, "cannot send the job's identity to the guest");
 		persona_refused("the relay could not send it");
@@ -1261,31 +1258,6 @@ static int daemonize(void)
 	return 0;
 }
 
-/* A line of the persona file: key=value, the key of [A-Za-z0-9_.-], no
- * control character; "time" and "entropy" are the relay's own. */
-static int persona_check_line(const char *line, unsigned lineno)
-{
-	size_t key = strspn(line, "abcdefghijklmnopqrstuvwxyz"
-				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-");
-
-	if (key == 0 || line[key] != '=')
-		return log_errno(EINVAL,
-				 "%s:%u: not key=value (a key of letters, "
-				 "digits, '_', '.', '-')",
-				 relay.persona_file, lineno);
-	for (const char *p = line; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return log_errno(EINVAL, "%s:%u: a control character",
-					 relay.persona_file, lineno);
-	if ((key == 4 && strncmp(line, "time", 4) == 0) ||
-	    (key == 7 && strncmp(line, "entropy", 7) == 0))
-		return log_errno(EINVAL,
-				 "%s:%u: time and entropy are the relay's "
-				 "own, made when it sends them",
-				 relay.persona_file, lineno);
-	return 0;
-}
-
 /* The file's bytes: root's and written by root only (the prolog's, in the
  * job's state directory), at most PERSONA_FILE_MAX, no NUL. */
 static int persona_read(char **text)
@@ -1294,7 +1266,7 @@ static int persona_read(char **text)
 		open(relay.persona_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	ssize_t n;
+	size_t n = 0;
 
 	if (fd < 0)
 		return log_errno(errno, "--persona %s", relay.persona_file);
@@ -1306,71 +1278,57 @@ static int persona_read(char **text)
 				 "--persona %s: must be a regular file "
 				 "written only by root",
 				 relay.persona_file);
-	buf = malloc(PERSONA_FILE_MAX + 2);
-	if (!buf)
-		return -ENOMEM;
-	n = read(fd, buf, PERSONA_FILE_MAX + 1);
-	if (n < 0)
-		return log_errno(errno, "--persona %s", relay.persona_file);
-	if (n > (ssize_t)PERSONA_FILE_MAX)
+	if (st.st_size > (off_t)PERSONA_FILE_MAX)
 		return log_errno(EFBIG, "--persona %s: larger than %u KiB",
 				 relay.persona_file, PERSONA_FILE_MAX / 1024);
+	buf = malloc((size_t)st.st_size + 2);
+	if (!buf)
+		return -ENOMEM;
+	while (n <= (size_t)st.st_size) {
+		ssize_t k = read(fd, buf + n, (size_t)st.st_size + 1 - n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return log_errno(errno, "--persona %s",
+					 relay.persona_file);
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	if (n > (size_t)st.st_size)
+		return log_errno(EFBIG, "--persona %s: grew while read",
+				 relay.persona_file);
 	buf[n] = '\0';
-	if (memchr(buf, '\0', (size_t)n))
+	if (memchr(buf, '\0', n))
 		return log_errno(EINVAL, "--persona %s: a NUL byte",
 				 relay.persona_file);
 	*text = TAKE_PTR(buf);
 	return 0;
 }
 
-/* Splits the text into its entries, in place; # comments and empty lines
- * are no entries. */
-static int persona_parse(char *text, char **v, size_t max, size_t *count)
-{
-	unsigned lineno = 0;
-	char *next;
-
-	*count = 0;
-	for (char *line = text; line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		lineno++;
-		if (line[0] == '\0' || line[0] == '#')
-			continue;
-		if (persona_check_line(line, lineno) < 0)
-			return -EINVAL;
-		if (*count == max)
-			return log_errno(E2BIG,
-					 "--persona %s: more than %zu entries",
-					 relay.persona_file, max);
-		v[(*count)++] = line;
-	}
-	return 0;
-}
-
-/* Reads --persona at startup, as root: a bad file is no job. */
+/* Reads --persona at startup, as root: a bad file is no job. Its entries
+ * are checked as the prolog's writer and the agent check them
+ * (channel/persona_format.h); any size goes, in as many frames as it takes. */
 static int persona_load(void)
 {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ char **v = NULL;
 	struct proto_buf trial = { 0 };
+	char why[512] = "";
 	size_t n;
 	int r;
 
 	r = persona_read(&text);
 	if (r < 0)
 		return r;
-	v = calloc(PROTO_MAX_PERSONA + 1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	r = persona_parse(text, v, PROTO_MAX_PERSONA - 2, &n);
+	r = persona_text_parse(text, &v, &n, why, sizeof(why));
 	if (r < 0)
-		return r;
+		return log_errno(r, "--persona %s: %s", relay.persona_file,
+				 why);
 	relay.persona = v;
 	relay.persona_text = text;
-	/* With its time and entropy it must fit one frame. */
-	r = persona_put(&trial);
+	r = persona_send(&trial);
 	proto_buf_free(&trial);
 	if (r < 0) {
 		relay.persona = NULL;

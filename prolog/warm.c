@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "channel/persona_format.h"
 #include "channel/proto.h"
 #include "core/clock.h"
 #include "core/fileutil.h"
@@ -441,31 +442,104 @@ static int template_ready(struct prolog *p, struct warm *w, const char *agent)
 	return fd;
 }
 
-/* The names and home NSS gives go into the persona file as they are: one
- * with a control character would end its line early (and the relay
- * refuses the file), so such a user boots cold, where the seed says why. */
+/* The names and home NSS gives go into the persona file as they are; the
+ * format's own checks (channel/persona_format.h: the relay's and the agent's)
+ * decide what it can carry. A user it cannot (a name with a space or a
+ * control character, a home with ':') boots cold, where the seed says
+ * why: never a relay that refuses its file, a drained node. */
 static bool persona_user_ok(const struct user_info *u)
 {
-	bool ok = str_is_utf8_text(u->name) && str_is_utf8_text(u->home) &&
-		  str_is_utf8_text(u->primary.name);
+	bool ok = persona_name_ok(u->name) &&
+		  persona_name_ok(u->primary.name) && u->home[0] == '/' &&
+		  !strchr(u->home, ':') && str_is_utf8_text(u->home);
 
 	for (size_t i = 0; ok && i < u->n_groups; i++)
-		ok = str_is_utf8_text(u->groups[i].name);
+		ok = persona_name_ok(u->groups[i].name);
 	return ok;
 }
 
-/* "key=value" lines: what the relay tells the restored agent. */
+/* The user's authorized_keys lines, as the seed gives them to cloud-init
+ * (comments, blank and non-ASCII lines left out, a tab made a space). */
+static void persona_write_keys(struct persona_writer *w, const char *keys)
+{
+	while (keys && *keys) {
+		size_t len = strcspn(keys, "\n");
+		_cleanup_free_ char *line = strndup(keys, len);
+		bool ok = line && len > 0 && keys[0] != '#';
+
+		if (ok && line[len - 1] == '\r')
+			line[len - 1] = '\0';
+		for (char *c = line; ok && *c; c++) {
+			if (*c == '\t')
+				*c = ' ';
+			ok = *c >= 0x20 && *c < 0x7f;
+		}
+		if (ok && line[0])
+			persona_writef(w, "authorized_key", "%s", line);
+		keys += len;
+		if (*keys == '\n')
+			keys++;
+	}
+}
+
+static void persona_write_entries(struct prolog *p, struct persona_writer *w,
+				  const struct user_info *u, const char *keys)
+{
+	char mac[18], ip[16];
+
+	persona_writef(w, "hostname", "%s", p->alloc.node);
+	persona_writef(w, "group", "%s:%u", u->primary.name,
+		       (unsigned)u->primary.gid);
+	for (size_t i = 0; i < u->n_groups; i++)
+		persona_writef(w, "group", "%s:%u", u->groups[i].name,
+			       (unsigned)u->groups[i].gid);
+	if (u->shell && u->shell[0] == '/' && !strchr(u->shell, ':'))
+		persona_writef(w, "shell", "%s", u->shell);
+	persona_writef(w, "user", "%s:%u:%u:%s", u->name, (unsigned)u->uid,
+		       (unsigned)p->req.gid, u->home);
+	for (size_t i = 0; i < u->n_groups; i++)
+		persona_writef(w, "member", "%s", u->groups[i].name);
+	persona_write_keys(w, keys);
+	if (p->has_net) {
+		jobnet_mac_string(&p->net, p->net.self, mac);
+		jobnet_ip_string(&p->net, p->net.self, ip);
+		persona_writef(w, "net", "%s %s %s/%u %u", mac,
+			       JOBNET_GUEST_IFNAME, ip, p->net.prefix,
+			       p->net.mtu);
+		for (size_t i = 0; i < p->net.n_nodes; i++) {
+			jobnet_ip_string(&p->net, i, ip);
+			persona_writef(w, "hosts", "%s %s", ip,
+				       p->net.nodes[i].name);
+		}
+	}
+	for (unsigned i = 0; i < vmconf_n_shared_dirs(&p->conf); i++)
+		if (p->share_transport == SHARED_DIR_VIRTIOFS)
+			persona_writef(w, "share",
+				       SHARED_DIR_TAG_FMT " virtiofs - %s", i,
+				       p->conf.shared_dirs[i]);
+		else
+			persona_writef(w, "share",
+				       SHARED_DIR_TAG_FMT " 9p %s %s", i,
+				       SEED_SHARE_MOUNT_OPTIONS,
+				       p->conf.shared_dirs[i]);
+}
+
+/* "key=value" lines: what the relay tells the restored agent. -ESRCH: no
+ * such user (a job fault); -EINVAL: what the user's NSS entry or keys
+ * hold cannot be carried (a cold boot); other: the node's. */
 static int persona_write(struct prolog *p, const char *path)
 {
 	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *keys = NULL;
+	struct persona_writer w;
 	struct user_info u;
-	char mac[18], ip[16];
 	FILE *f;
 	int r;
 
 	if (boot_user_load(p, &u) < 0)
 		return -ESRCH;
-	if (!persona_user_ok(&u)) {
+	/* a home that hangs or cannot be read: the cold boot says why */
+	if (!persona_user_ok(&u) || seed_read_ssh_keys(&u, &keys) < 0) {
 		user_info_free(&u);
 		return -EINVAL;
 	}
@@ -478,36 +552,17 @@ static int persona_write(struct prolog *p, const char *path)
 		return r;
 	}
 	fd = -1;
-	fprintf(f, "hostname=%s\n", p->alloc.node);
-	fprintf(f, "group=%s:%u\n", u.primary.name, (unsigned)u.primary.gid);
-	for (size_t i = 0; i < u.n_groups; i++)
-		fprintf(f, "group=%s:%u\n", u.groups[i].name,
-			(unsigned)u.groups[i].gid);
-	fprintf(f, "user=%s:%u:%u:%s\n", u.name, (unsigned)u.uid,
-		(unsigned)p->req.gid, u.home);
-	for (size_t i = 0; i < u.n_groups; i++)
-		fprintf(f, "member=%s\n", u.groups[i].name);
-	if (p->has_net) {
-		jobnet_mac_string(&p->net, p->net.self, mac);
-		jobnet_ip_string(&p->net, p->net.self, ip);
-		fprintf(f, "net=%s %s %s/%u %u\n", mac, JOBNET_GUEST_IFNAME, ip,
-			p->net.prefix, p->net.mtu);
-		for (size_t i = 0; i < p->net.n_nodes; i++) {
-			jobnet_ip_string(&p->net, i, ip);
-			fprintf(f, "hosts=%s %s\n", ip, p->net.nodes[i].name);
-		}
-	}
-	for (unsigned i = 0; i < vmconf_n_shared_dirs(&p->conf); i++)
-		if (p->share_transport == SHARED_DIR_VIRTIOFS)
-			fprintf(f,
-				"share=" SHARED_DIR_TAG_FMT " virtiofs - %s\n",
-				i, p->conf.shared_dirs[i]);
-		else
-			fprintf(f, "share=" SHARED_DIR_TAG_FMT " 9p %s %s\n", i,
-				SEED_SHARE_MOUNT_OPTIONS,
-				p->conf.shared_dirs[i]);
+	persona_writer_init(&w, f);
+	persona_write_entries(p, &w, &u, keys);
 	user_info_free(&u);
-	return fclose(f) == 0 ? 0 : log_errno(errno, "cannot write %s", path);
+	r = w.error;
+	if (fclose(f) != 0 && r == 0)
+		r = log_errno(errno, "cannot write %s", path);
+	if (r == -EINVAL || r == -E2BIG)
+		log_info("job %u: the persona cannot carry the job's identity "
+			 "(%s)",
+			 p->req.job_id, strerror(-r));
+	return r == -E2BIG ? -EINVAL : r;
 }
 
 static void random_uuid(char *uuid)
@@ -817,8 +872,9 @@ enum prolog_result prolog_warm(struct prolog *p)
 	if (r == -ESRCH)
 		return PROLOG_JOB_FAULT;
 	if (r == -EINVAL) {
-		log_info("job %u: boots cold: user %s's name, groups or home "
-			 "cannot be written as the guest's identity",
+		log_info("job %u: boots cold: user %s's name, groups, home or "
+			 "keys, or the job's size, cannot be written as the "
+			 "guest's identity",
 			 p->req.job_id, p->req.user);
 		return WARM_COLD;
 	}
@@ -844,9 +900,17 @@ enum prolog_result prolog_warm(struct prolog *p)
 	warmcache_evict(p->conf.warm_dir, p->conf.warm_templates,
 			p->conf.warm_cache_gib << 30);
 	t0 = clock_now_s();
+	/* A relay that cannot start with this persona is no node fault: a
+	 * cold boot starts one without it, and that one's failure is. */
 	res = boot_relay(p, persona);
-	if (res == PROLOG_OK)
-		res = boot_wait_ready(p, t0);
+	if (res != PROLOG_OK) {
+		log_warn("job %u: boots cold: the relay of the guest restored "
+			 "from template %s did not start",
+			 p->req.job_id, w.key);
+		restore_undo(p);
+		return WARM_COLD;
+	}
+	res = boot_wait_ready(p, t0);
 	if (res == PROLOG_JOB_FAULT && boot_time_left(p) == 0) {
 		/* a cold boot now would wait BootTimeout again */
 		log_warn("job %u: the guest restored from template %s did not "

@@ -6,6 +6,8 @@ noinst_LTLIBRARIES += common/channel/libslurmvm-channel.la
 common_channel_libslurmvm_channel_la_SOURCES = \
 	common/channel/netenv.c \
 	common/channel/netenv.h \
+	common/channel/persona_format.c \
+	common/channel/persona_format.h \
 	common/channel/pmixenv.c \
 	common/channel/pmixenv.h \
 	common/channel/proto.c \

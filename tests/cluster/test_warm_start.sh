@@ -9,8 +9,11 @@
 #   address on job0 (the guests reach each other by node name), the share
 #   mounted at its host path, the clock set, and the planned devices
 #   hot-plugged at the addresses the plan gives them;
-# - two jobs restored from one template differ in their RNG output and
-#   machine-id; nothing of the template's identity (its hostname) shows;
+# - two jobs restored from one template differ in their RNG output,
+#   machine-id and (where the guest has them) SSH host keys; nothing of the
+#   template's identity (its hostname) shows;
+# - the job user's ~/.ssh/authorized_keys is in the restored guest, theirs
+#   and 0600, as a cold boot's seed gives it;
 # - a user who kills their restored qemu gets a cold boot that starts from
 #   a clean state (its own virtiofsd where the shares are virtiofs); one
 #   who keeps stopping it (SIGSTOP) gets a job fault within BootTimeout,
@@ -25,7 +28,7 @@ set -uo pipefail
 . "$(dirname "$0")/guest.sh"
 
 failures=0
-declare -A warm_pci
+declare -A warm_pci warm_akeys
 guest_centre_config
 HARNESS_NODE_COUNT=2 guest_cluster_start 180 JobNetwork=vxlan \
 	JobNetworkUnderlay=eth0 BootMode=warm
@@ -33,6 +36,25 @@ harness_vmconf_set SharedDirs "$HARNESS_WORK"
 token=warm-$RANDOM-$RANDOM
 echo "$token" >"$HARNESS_WORK/warm-token"
 chmod 0644 "$HARNESS_WORK/warm-token"
+# svmtest's key on the host: the seed and the persona carry it to the guest
+akeys_home=$(getent passwd svmtest | cut -d: -f6)
+akeys_line="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIWarmStartTestKeyNotARealKey0000000 $token"
+akeys_saved=
+if [ -e "$akeys_home/.ssh/authorized_keys" ]; then
+	akeys_saved=$HARNESS_WORK/authorized_keys.svmtest
+	cp -p "$akeys_home/.ssh/authorized_keys" "$akeys_saved"
+fi
+install -d -o svmtest -g "$(id -gn svmtest)" -m 0700 "$akeys_home/.ssh"
+echo "$akeys_line" >>"$akeys_home/.ssh/authorized_keys"
+chown svmtest "$akeys_home/.ssh/authorized_keys"
+chmod 0600 "$akeys_home/.ssh/authorized_keys"
+akeys_restore() {
+	if [ -n "$akeys_saved" ]; then
+		cp -p "$akeys_saved" "$akeys_home/.ssh/authorized_keys"
+	else
+		rm -f "$akeys_home/.ssh/authorized_keys"
+	fi
+}
 
 cat >"$HARNESS_WORK/warm-job.sh" <<'EOS'
 #!/bin/bash
@@ -50,9 +72,18 @@ for d in /sys/bus/pci/devices/*; do
 done
 echo "pci $n: $pci"
 echo "hosts $n: $(grep -c template /etc/hosts /etc/hostname 2>/dev/null | tr '\n' ' ')"
+k=$(cat /etc/ssh/ssh_host_*_key.pub 2>/dev/null | md5sum | cut -c1-32)
+ls /etc/ssh/ssh_host_*_key.pub >/dev/null 2>&1 || k=none
+echo "hostkey $n: $k"
+a=$HOME/.ssh/authorized_keys
+if [ -f "$a" ] && [ ! -L "$a" ]; then
+	echo "akeys $n: $(stat -c '%U %a' "$a") $(grep -c "$2" "$a")"
+else
+	echo "akeys $n: none"
+fi
 EOT
 n=$SLURM_JOB_NUM_NODES
-srun -N"$n" -n"$n" --ntasks-per-node=1 sh "$PWD/warm-task.sh" "$1"
+srun -N"$n" -n"$n" --ntasks-per-node=1 sh "$PWD/warm-task.sh" "$1" "$(cat "$1")"
 [ "$n" = 2 ] || exit 0
 srun -N1 -n1 -w n2 sh -c 'timeout 60 nc -l -p 7777 | sed "s/^/net: n2 got /"' &
 srun -N1 -n1 -w n1 sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do echo "hello from n1" | nc -w 5 n2 7777 && exit 0; sleep 2; done; echo "net: n1 cannot reach n2"'
@@ -133,6 +164,22 @@ for node in n1 n2; do
 			ok "$node: jobs $j1 and $j2, one template: $k differs ($a, $b)" ||
 			fail "$node: jobs $j1 and $j2 share $k: '$a' '$b'"
 	done
+	# SSH host keys: new in each restored guest (the busybox test guest
+	# has no sshd and no keys: nothing to compare there)
+	a=$(sed -n "s/^hostkey $node: //p" "$o1") b=$(sed -n "s/^hostkey $node: //p" "$o2")
+	if [ "$a" = none ] && [ "$b" = none ]; then
+		ok "$node: the test guest has no ssh host keys: their fingerprints not compared"
+	else
+		[ -n "$a" ] && [ "$a" != none ] && [ "$b" != none ] && [ "$a" != "$b" ] &&
+			ok "$node: jobs $j1 and $j2, one template: ssh host keys differ ($a, $b)" ||
+			fail "$node: jobs $j1 and $j2: ssh host keys '$a' '$b'"
+	fi
+	# svmtest's authorized_keys, the user's and 0600, with the host's key
+	a=$(sed -n "s/^akeys $node: //p" "$o1")
+	[ "$a" = "svmtest 600 1" ] &&
+		ok "job $j1 on $node: the user's authorized_keys is in the restored guest ($a)" ||
+		fail "job $j1 on $node: authorized_keys in the restored guest: '$a'"
+	warm_akeys[$node]=$a
 	# The stand-in devices at the plan's guest addresses: a cold boot of
 	# the same request puts them at the same ones (below).
 	warm_pci[$node]=$(sed -n "s/^pci $node: //p" "$o2")
@@ -215,7 +262,18 @@ for node in n1; do
 	[ -n "$cold" ] && [ "$cold" = "${warm_pci[$node]}" ] &&
 		ok "$node: the hot-plugged stand-in is where a cold boot puts it: $cold" ||
 		fail "$node: stand-in at '${warm_pci[$node]}' restored, '$cold' cold"
+	# The same keys warm as cold; the busybox test guest's seed reader
+	# installs none cold (cloud-init images do)
+	cold=$(sed -n "s/^akeys $node: //p" "$HARNESS_WORK/svmtest/warm.out")
+	if [ "$cold" = none ]; then
+		ok "$node: the cold test guest has no authorized_keys (its seed reader installs none); warm: ${warm_akeys[$node]}"
+	else
+		[ "$cold" = "${warm_akeys[$node]}" ] &&
+			ok "$node: authorized_keys warm as cold: $cold" ||
+			fail "$node: authorized_keys '${warm_akeys[$node]}' restored, '$cold' cold"
+	fi
 done
+akeys_restore
 
 for job in "$j1" "$j2"; do
 	for node in n1 n2; do
