@@ -387,7 +387,10 @@ static void check_adoption(const struct slurmconf *sc, const struct vmconf *vc,
 }
 
 /* The Prolog boots the guests and, when one fails, shuts them down:
- * BootTimeout + ShutdownTimeout + PROLOG_MARGIN_S. The Epilog shuts them
+ * BootTimeout + ShutdownTimeout + PROLOG_MARGIN_S. BootTimeout bounds the
+ * whole boot, a warm start's template, restore and cold fallback
+ * included (prolog/boot.c's deadline; its watchdog's slack is within the
+ * margin). The Epilog shuts them
  * down: ShutdownTimeout + PROLOG_MARGIN_S. From 25.05 each has its own
  * timeout (PrologTimeout, EpilogTimeout over PrologEpilogTimeout). */
 static void check_timeout(struct checker *c, const struct slurmconf *sc,
@@ -416,7 +419,9 @@ static void check_timeout(struct checker *c, const struct slurmconf *sc,
 	}
 	if (prolog)
 		snprintf(parts, sizeof(parts),
-			 "BootTimeout (%u) + ShutdownTimeout (%u) + %us",
+			 "BootTimeout (%u, the whole boot: a warm start "
+			 "and its cold fallback too) + ShutdownTimeout (%u) "
+			 "+ %us",
 			 vc->boot_timeout, vc->shutdown_timeout,
 			 PROLOG_MARGIN_S);
 	else

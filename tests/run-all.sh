@@ -184,6 +184,19 @@ platform_stage() { # platform_stage SUITE DESCRIPTION TEST...
 	record_platform "$suite" "$rc"
 }
 
+# Images and roots are cached by content on the machine, not in the clone:
+# a fresh clone (CI's) finds what an earlier run built. Each in-tree cache
+# directory that is not there yet becomes a link into SVM_CACHE (default
+# /var/cache/slurm-vm/tree); the scripts that fill them check their
+# content as before.
+svm_cache=${SVM_CACHE:-/var/cache/slurm-vm/tree}
+for d in tests/guest/cache tests/guest/cache-cloud tests/guest/cache-cloud-trixie \
+	tests/guest/cache-cloud-forky tests/platform/cache; do
+	{ [ -e "$d" ] || [ -L "$d" ]; } && continue
+	mkdir -p "$svm_cache/${d//\//-}"
+	ln -s "$svm_cache/${d//\//-}" "$d"
+done
+
 stage "dependencies"
 scripts/install-deps.sh
 # gres/ibvf is built against the Slurm source of exactly the installed
