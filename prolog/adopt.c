@@ -121,10 +121,10 @@ static int adopt_collect(struct adopt *a, const struct vmconf *conf,
 
 		if (e->n_args < 1)
 			continue;
-		if (strcmp(e->verb, "RELAY") == 0)
+		if (e->kind == JOURNAL_RELAY)
 			adopt_pidfile(a, state_fd, e->args[0],
 				      "slurm-vm-relay");
-		else if (strcmp(e->verb, "VIRTIOFSD") == 0)
+		else if (e->kind == JOURNAL_VIRTIOFSD)
 			adopt_pidfile(a, state_fd, e->args[0],
 				      path_comm(conf->virtiofsd_path, comm));
 	}

@@ -40,7 +40,7 @@ char *state_file(const struct prolog *p, const char *name)
 	return path;
 }
 
-int journal_step(struct prolog *p, const char *verb, const char *arg)
+int journal_step(struct prolog *p, enum journal_verb verb, const char *arg)
 {
 	const char *args[] = { arg, NULL };
 
@@ -169,7 +169,7 @@ static enum prolog_result boot_overlay(struct prolog *p, char **overlay)
 	if (asprintf(overlay, "%s/%s.qcow2", p->conf.overlay_dir,
 		     p->state_name) < 0)
 		return PROLOG_NODE_FAULT;
-	if (journal_step(p, "OVERLAY", *overlay) < 0)
+	if (journal_step(p, JOURNAL_OVERLAY, *overlay) < 0)
 		return PROLOG_NODE_FAULT;
 	r = overlay_create(*overlay, &p->chain.layers[0], true, out,
 			   sizeof(out));
@@ -249,7 +249,7 @@ static enum prolog_result boot_nvram(struct prolog *p, char **nvram)
 		*nvram = NULL;
 		return PROLOG_NODE_FAULT;
 	}
-	if (journal_step(p, "NVRAM", *nvram) < 0)
+	if (journal_step(p, JOURNAL_NVRAM, *nvram) < 0)
 		return PROLOG_NODE_FAULT;
 	if (nvram_copy(p->conf.uefi_vars, *nvram, p->req.uid, p->req.gid) < 0)
 		return PROLOG_NODE_FAULT;
@@ -309,7 +309,7 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 		.n_shares = (unsigned)vmconf_n_shared_dirs(&p->conf),
 		.share_transport = p->share_transport,
 	};
-	if (journal_step(p, "SEED", SEED_STATE_NAME) < 0)
+	if (journal_step(p, JOURNAL_SEED, SEED_STATE_NAME) < 0)
 		goto fail;
 	if (mkdirat(p->state_fd, SEED_STATE_NAME, 0700) < 0 &&
 	    errno != EEXIST) {
@@ -437,7 +437,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	}
 	if (hv_open(p->conf.libvirt_uri, &hv) < 0)
 		return PROLOG_NODE_FAULT;
-	if (journal_step(p, "DOMAIN", name) < 0) {
+	if (journal_step(p, JOURNAL_DOMAIN, name) < 0) {
 		res = PROLOG_NODE_FAULT;
 		goto out;
 	}
@@ -472,7 +472,7 @@ enum prolog_result boot_relay(struct prolog *p, const char *persona)
 		return PROLOG_NODE_FAULT;
 	snprintf(uid, sizeof(uid), "%u", (unsigned)p->req.uid);
 	snprintf(gid, sizeof(gid), "%u", (unsigned)p->req.gid);
-	if (journal_step(p, "RELAY", "relay.pid") < 0)
+	if (journal_step(p, JOURNAL_RELAY, "relay.pid") < 0)
 		return PROLOG_NODE_FAULT;
 	/* clang-format off */
 	char *argv[] = { relay, "--channel", channel, "--socket", sock,

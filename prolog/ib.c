@@ -56,7 +56,7 @@ static enum prolog_result set_guids(struct prolog *p, const char *addr,
 			 now.node);
 	ibpart_guid_text(*port_guid, now.port);
 	const char *args[] = { dir, old.node, old.port, old.policy, NULL };
-	if (journal_append(p->state_fd, "IBGUID", args) < 0 ||
+	if (journal_append(p->state_fd, JOURNAL_IBGUID, args) < 0 ||
 	    ibpart_vf_write(dir, &now) < 0)
 		return PROLOG_NODE_FAULT;
 	log_info("job %u: VF %s: node GUID %s, port GUID %s", p->req.job_id,
@@ -86,7 +86,7 @@ static enum prolog_result write_record(struct prolog *p, uint16_t pkey,
 			 "every partition record counts",
 			 p->req.job_id);
 	const char *args[] = { path, NULL };
-	if (journal_append(p->state_fd, "IBRECORD", args) < 0)
+	if (journal_append(p->state_fd, JOURNAL_IBRECORD, args) < 0)
 		return PROLOG_NODE_FAULT;
 	r = ibpart_record_write(p->conf.ib_partition_dir, p->alloc.node,
 				p->req.job_id, pkey, guids, n, running,

@@ -50,7 +50,7 @@ struct prolog {
 /* @name's path in the job's state directory, malloc'd; NULL: no memory. */
 char *state_file(const struct prolog *p, const char *name);
 /* Journals @verb @arg before the host change it names (journal.h). */
-int journal_step(struct prolog *p, const char *verb, const char *arg);
+int journal_step(struct prolog *p, enum journal_verb verb, const char *arg);
 
 /* Creates the job's root-owned state directory. */
 enum prolog_result prolog_statedir(struct prolog *p);

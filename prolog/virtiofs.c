@@ -220,7 +220,7 @@ static int virtiofsd_start(struct prolog *p, unsigned i, int dirfd, char **sock)
 	ssize_t n;
 
 	snprintf(pidfile, sizeof(pidfile), VIRTIOFSD_PID_FMT, i);
-	r = journal_step(p, "VIRTIOFSD", pidfile);
+	r = journal_step(p, JOURNAL_VIRTIOFSD, pidfile);
 	if (r < 0)
 		return r;
 	snprintf(name, sizeof(name), VIRTIOFSD_SOCK_FMT, i);

@@ -739,7 +739,7 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 					   &head_len);
 	if (r < 0)
 		goto out;
-	if (journal_step(p, "OVERLAY", *overlay) < 0) {
+	if (journal_step(p, JOURNAL_OVERLAY, *overlay) < 0) {
 		r = -EIO;
 		goto out;
 	}
@@ -772,7 +772,7 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 		}
 		/* OVERLAY: a file in OverlayDir the teardown deletes */
 		unlink(copy);
-		r = journal_step(p, "OVERLAY", copy) < 0 ? -EIO : 0;
+		r = journal_step(p, JOURNAL_OVERLAY, copy) < 0 ? -EIO : 0;
 		if (r == 0)
 			r = copy_save_image(copy, save_fd, head, head_len,
 					    saveimage_stream_offset(&img));
@@ -785,7 +785,7 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 			goto out;
 		}
 	}
-	if (journal_step(p, "DOMAIN", n.name) < 0) {
+	if (journal_step(p, JOURNAL_DOMAIN, n.name) < 0) {
 		r = -EIO;
 		goto out;
 	}

@@ -73,6 +73,12 @@ dist_noinst_SCRIPTS += tests/unit/test_cli_filter.sh
 TESTS += tests/unit/test_rooms.sh
 dist_noinst_SCRIPTS += tests/unit/test_rooms.sh
 
+# The journal's verbs are defined once (journal_verbs[], job/journal.h):
+# scripts/check-journal-verbs fails on a quoted verb name elsewhere.
+TESTS += tests/unit/test_journal_verbs.sh
+dist_noinst_SCRIPTS += tests/unit/test_journal_verbs.sh \
+	scripts/check-journal-verbs
+
 # The admin guide's configuration snippets are the etc/ files the test
 # cluster uses (doc/check-snippets.sh; no cmocka, no cluster).
 TESTS += tests/unit/test_doc_snippets.sh
