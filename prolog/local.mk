@@ -18,7 +18,8 @@ prolog_slurm_vm_prolog_vm_LDADD = common/slurm/libslurmvm-slurm.la \
 # slurm-vm-adopt: the guest's processes into the job's extern step, run by
 # spank_vm.so there (libslurm's stepd socket, as pam_slurm_adopt).
 pkglibexec_PROGRAMS += prolog/slurm-vm-adopt
-prolog_slurm_vm_adopt_SOURCES = prolog/adopt.c prolog/hold.c prolog/hold.h \
+prolog_slurm_vm_adopt_SOURCES = prolog/adopt.c prolog/adopt_target.c \
+	prolog/hold.c prolog/hold.h \
 	prolog/holdgate.c prolog/holdgate.h
 prolog_slurm_vm_adopt_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/prolog \
 	$(HWLOC_CFLAGS) $(LIBXML_CFLAGS)
