@@ -8,7 +8,7 @@ prolog_slurm_vm_prolog_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/prolog
 prolog_slurm_vm_prolog_LDADD = common/front/libslurmvm-front.la
 pkglibexec_PROGRAMS += prolog/slurm-vm-prolog-vm
 prolog_slurm_vm_prolog_vm_SOURCES = prolog/prolog.c prolog/prolog.h \
-	prolog/boot.c prolog/bind.c prolog/fault.c prolog/ib.c prolog/net.c prolog/alloc.c prolog/alloc.h \
+	prolog/state.c prolog/start.c prolog/boot.c prolog/bind.c prolog/fault.c prolog/ib.c prolog/net.c prolog/alloc.c prolog/alloc.h \
 	prolog/virtiofs.c prolog/warm.c
 # No $(SLURM_CPPFLAGS): libslurm is common/slurm's (slurm/ctld.h).
 prolog_slurm_vm_prolog_vm_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/prolog \
