@@ -80,7 +80,7 @@ static enum prolog_result file_owner_before(struct prolog *p, const char *path,
 	snprintf(gid, len, "%u", (unsigned)st->st_gid);
 	snprintf(mode, len, "%o", (unsigned)(st->st_mode & 07777));
 	r = guest_earlier_record(&p->conf, p->req.job_id, p->req.restart_count,
-				 "DEVOWNER", path, &j, &e);
+				 JOURNAL_DEVOWNER, path, &j, &e);
 	if (r > 0 && e->n_args == 4) {
 		snprintf(uid, len, "%s", e->args[1]);
 		snprintf(gid, len, "%s", e->args[2]);
@@ -114,7 +114,7 @@ static enum prolog_result give_file(struct prolog *p, const char *path)
 	    PROLOG_OK)
 		return PROLOG_NODE_FAULT;
 	const char *args[] = { path, uid, gid, mode, NULL };
-	if (journal_append(p->state_fd, "DEVOWNER", args) < 0 ||
+	if (journal_append(p->state_fd, JOURNAL_DEVOWNER, args) < 0 ||
 	    devices_file_chown(path, p->req.uid, p->req.gid, 0600, NULL) < 0)
 		return PROLOG_NODE_FAULT;
 	log_info("job %u: %s given to uid %u for the job", p->req.job_id, path,
@@ -128,7 +128,7 @@ static enum prolog_result detach(struct prolog *p, struct hypervisor *hv,
 	for (size_t f = 0; f < d->n_funcs; f++) {
 		const char *args[] = { d->funcs[f].addr, NULL };
 
-		if (journal_append(p->state_fd, "DETACH", args) < 0 ||
+		if (journal_append(p->state_fd, JOURNAL_DETACH, args) < 0 ||
 		    hv_pci_detach(hv, d->funcs[f].addr) < 0)
 			return PROLOG_NODE_FAULT;
 		log_info("job %u: PCI device %s bound to vfio-pci",

@@ -3,13 +3,10 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,73 +21,9 @@
 #include "prolog.h"
 #include "core/run.h"
 #include "vm/seed.h"
-#include "vm/teardown.h"
 #include "job/user.h"
 
-#define REASON_FILE	"reason"
 #define SEED_STATE_NAME "seed"
-#define CONSOLE_TAIL	2048
-
-char *state_file(const struct prolog *p, const char *name)
-{
-	char *path;
-
-	if (asprintf(&path, "%s/%s", p->state_path, name) < 0)
-		return NULL;
-	return path;
-}
-
-int journal_step(struct prolog *p, const char *verb, const char *arg)
-{
-	const char *args[] = { arg, NULL };
-
-	return journal_append(p->state_fd, verb, args);
-}
-
-void prolog_record_reason(struct prolog *p, const char *fmt, ...)
-{
-	_cleanup_close_ int fd = -1;
-	_cleanup_close_ int con = -1;
-	char tail[CONSOLE_TAIL + 1];
-	va_list ap;
-	off_t size;
-	ssize_t n;
-
-	va_start(ap, fmt);
-	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
-	va_end(ap);
-	/* It may hold the guest's console and the directory's name is no
-	 * secret: root's, 0400. The job's tasks read it while still root
-	 * (spank_vm's task_init_privileged); a file of the user's here could
-	 * be made writable and grown without bound. */
-	fd = openat(p->state_fd, REASON_FILE,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0400);
-	if (fd < 0)
-		return;
-	p->reason_recorded = true;
-	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0400) < 0)
-		log_errno(errno, "job %u: cannot make %s/%s root's, 0400",
-			  p->req.job_id, p->state_path, REASON_FILE);
-	va_start(ap, fmt);
-	vdprintf(fd, fmt, ap);
-	va_end(ap);
-	dprintf(fd, "\n");
-	con = openat(p->state_fd, "console.log",
-		     O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (con < 0)
-		return;
-	size = lseek(con, 0, SEEK_END);
-	if (size > CONSOLE_TAIL)
-		lseek(con, size - CONSOLE_TAIL, SEEK_SET);
-	else
-		lseek(con, 0, SEEK_SET);
-	n = read(con, tail, CONSOLE_TAIL);
-	if (n > 0)
-		dprintf(fd,
-			"--- last console output (%s/console.log) ---\n%.*s\n",
-			p->state_path, (int)n, tail);
-}
 
 /* OverlayDir: root's, 0711. Job users reach their own overlay by name (qemu
  * runs as them) but can neither list nor create anything there. */
@@ -111,8 +44,8 @@ static int overlay_dir_prepare(const char *path)
 
 /* Runs qemu-img create for the job's overlay; !@backing: a plain
  * image of the same size. */
-int overlay_create(const char *overlay, const struct image_layer *base,
-		   bool backing, char *out, size_t outlen)
+int boot_overlay_create(const char *overlay, const struct image_layer *base,
+			bool backing, char *out, size_t outlen)
 {
 	char size[32];
 
@@ -143,8 +76,8 @@ static enum prolog_result overlay_failure(struct prolog *p, const char *overlay,
 	int plain = -1;
 
 	if (r > 0) /* a timeout or no qemu-img is never the image's doing */
-		plain = overlay_create(overlay, base, false, plain_out,
-				       sizeof(plain_out));
+		plain = boot_overlay_create(overlay, base, false, plain_out,
+					    sizeof(plain_out));
 	unlink(overlay);
 	if (plain != 0) {
 		log_error("job %u: qemu-img create %s failed (%d): %s",
@@ -169,10 +102,10 @@ static enum prolog_result boot_overlay(struct prolog *p, char **overlay)
 	if (asprintf(overlay, "%s/%s.qcow2", p->conf.overlay_dir,
 		     p->state_name) < 0)
 		return PROLOG_NODE_FAULT;
-	if (journal_step(p, "OVERLAY", *overlay) < 0)
+	if (state_journal(p, JOURNAL_OVERLAY, *overlay) < 0)
 		return PROLOG_NODE_FAULT;
-	r = overlay_create(*overlay, &p->chain.layers[0], true, out,
-			   sizeof(out));
+	r = boot_overlay_create(*overlay, &p->chain.layers[0], true, out,
+				sizeof(out));
 	if (r != 0)
 		return overlay_failure(p, *overlay, r, out);
 	/* qemu runs as the job user: the overlay is the user's, in a root
@@ -249,7 +182,7 @@ static enum prolog_result boot_nvram(struct prolog *p, char **nvram)
 		*nvram = NULL;
 		return PROLOG_NODE_FAULT;
 	}
-	if (journal_step(p, "NVRAM", *nvram) < 0)
+	if (state_journal(p, JOURNAL_NVRAM, *nvram) < 0)
 		return PROLOG_NODE_FAULT;
 	if (nvram_copy(p->conf.uefi_vars, *nvram, p->req.uid, p->req.gid) < 0)
 		return PROLOG_NODE_FAULT;
@@ -260,7 +193,7 @@ int boot_user_load(struct prolog *p, struct user_info *u)
 {
 	if (user_info_load(p->req.uid, p->req.gid, u) == 0)
 		return 0;
-	prolog_record_reason(
+	state_record_reason(
 		p,
 		"job %u: user %s (uid %u) is unknown to node %s's NSS; no guest can be made for it",
 		p->req.job_id, p->req.user, (unsigned)p->req.uid,
@@ -286,8 +219,8 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 		return PROLOG_JOB_FAULT;
 	if (seed_read_ssh_keys(&user, &keys) < 0) {
 		user_info_free(&user);
-		prolog_record_reason(p, "job %u: %s", p->req.job_id,
-				     log_last_error());
+		state_record_reason(p, "job %u: %s", p->req.job_id,
+				    log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
 	/* The agent goes on the seed for images that have none. */
@@ -309,7 +242,7 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 		.n_shares = (unsigned)vmconf_n_shared_dirs(&p->conf),
 		.share_transport = p->share_transport,
 	};
-	if (journal_step(p, "SEED", SEED_STATE_NAME) < 0)
+	if (state_journal(p, JOURNAL_SEED, SEED_STATE_NAME) < 0)
 		goto fail;
 	if (mkdirat(p->state_fd, SEED_STATE_NAME, 0700) < 0 &&
 	    errno != EEXIST) {
@@ -319,7 +252,7 @@ static enum prolog_result boot_seed(struct prolog *p, char **iso)
 	r = seed_build(&sp, dir, *iso);
 	if (r == -EINVAL) {
 		user_info_free(&user);
-		prolog_record_reason(
+		state_record_reason(
 			p,
 			"job %u: the cloud-init seed cannot hold user %s: %s",
 			p->req.job_id, p->req.user, log_last_error());
@@ -338,9 +271,9 @@ fail:
 
 /* The guest's tap exists (libvirt made it), the guest has not run: lock
  * it before its first frame. A failure is the node's (its nft). */
-int guard_tap(void *arg)
+int boot_guard_tap(void *arg)
 {
-	struct tap_guard *g = arg;
+	struct boot_tap_guard *g = arg;
 	int r = jobnet_guard_tap(&g->p->net, g->p->state_fd);
 
 	g->failed = r < 0;
@@ -417,7 +350,7 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	_cleanup_free_ char *xml = NULL;
 	struct domain_params dp = { 0 };
 	struct hypervisor *hv = NULL;
-	struct tap_guard guard = { .p = p };
+	struct boot_tap_guard guard = { .p = p };
 	enum prolog_result res = PROLOG_JOB_FAULT;
 	const char *name = n.name;
 	int r;
@@ -437,19 +370,19 @@ static enum prolog_result boot_domain(struct prolog *p, const char *overlay,
 	}
 	if (hv_open(p->conf.libvirt_uri, &hv) < 0)
 		return PROLOG_NODE_FAULT;
-	if (journal_step(p, "DOMAIN", name) < 0) {
+	if (state_journal(p, JOURNAL_DOMAIN, name) < 0) {
 		res = PROLOG_NODE_FAULT;
 		goto out;
 	}
 	r = hv_create(hv, xml, p->plan.mem_limit_mib,
-		      p->has_net ? guard_tap : NULL, &guard);
+		      p->has_net ? boot_guard_tap : NULL, &guard);
 	if (r == 0) {
 		boot_record_qemu(p, name);
 		res = PROLOG_OK;
 	} else if (r == -EOPNOTSUPP || guard.failed) /* the host's fault */
 		res = PROLOG_NODE_FAULT;
 	else
-		prolog_record_reason(
+		state_record_reason(
 			p, "libvirt could not start the guest of job %u: %s",
 			p->req.job_id, log_last_error());
 out:
@@ -472,7 +405,7 @@ enum prolog_result boot_relay(struct prolog *p, const char *persona)
 		return PROLOG_NODE_FAULT;
 	snprintf(uid, sizeof(uid), "%u", (unsigned)p->req.uid);
 	snprintf(gid, sizeof(gid), "%u", (unsigned)p->req.gid);
-	if (journal_step(p, "RELAY", "relay.pid") < 0)
+	if (state_journal(p, JOURNAL_RELAY, "relay.pid") < 0)
 		return PROLOG_NODE_FAULT;
 	/* clang-format off */
 	char *argv[] = { relay, "--channel", channel, "--socket", sock,
@@ -530,7 +463,7 @@ enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 	int r;
 
 	if (left == 0) {
-		prolog_record_reason(
+		state_record_reason(
 			p,
 			"the guest of job %u did not become ready within BootTimeout=%us (image %s)",
 			p->req.job_id, p->conf.boot_timeout, p->req.image);
@@ -553,7 +486,7 @@ enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 		log_error("job %u: guest %s stopped %.1fs after boot, before "
 			  "its agent was ready",
 			  p->req.job_id, name, clock_now_s() - t0);
-		prolog_record_reason(
+		state_record_reason(
 			p,
 			"the guest of job %u stopped before it became ready (image %s): qemu ended, or the guest powered off or rebooted while booting",
 			p->req.job_id, p->req.image);
@@ -562,7 +495,7 @@ enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 		log_error(
 			"job %u: the guest's agent was not ready within %us: %s",
 			p->req.job_id, p->conf.boot_timeout, out);
-		prolog_record_reason(
+		state_record_reason(
 			p,
 			"the guest of job %u did not become ready within BootTimeout=%us (image %s)",
 			p->req.job_id, p->conf.boot_timeout, p->req.image);
@@ -575,77 +508,14 @@ enum prolog_result boot_wait_ready(struct prolog *p, double t0)
 	return res;
 }
 
-/* A failed boot leaves nothing running: the journal is replayed now (the
- * epilog replays it again, harmlessly); the reason stays for the steps. */
-static void boot_undo(struct prolog *p)
-{
-	struct teardown_result res;
-
-	teardown_replay(&p->conf, p->state_fd, false, &res);
-	if (res.failed)
-		log_error("job %u: %u of %u cleanup steps failed",
-			  p->req.job_id, res.failed, res.steps);
-}
-
-/* The image's BootMode= wins over vm.conf's. */
-static bool boot_is_warm(const struct prolog *p)
-{
-	if (p->spec.boot_mode)
-		return strcmp(p->spec.boot_mode, "warm") == 0;
-	return p->conf.boot_mode == BOOT_MODE_WARM;
-}
-
-enum prolog_result prolog_statedir(struct prolog *p)
-{
-	statedir_name(p->req.job_id, p->req.restart_count, p->state_name,
-		      sizeof(p->state_name));
-	p->state_fd = statedir_open(p->conf.state_dir, p->state_name, true);
-	if (p->state_fd < 0) {
-		log_errno(p->state_fd,
-			  "cannot set up the state directory %s/%s",
-			  p->conf.state_dir, p->state_name);
-		return PROLOG_NODE_FAULT;
-	}
-	if (asprintf(&p->state_path, "%s/%s", p->conf.state_dir,
-		     p->state_name) < 0)
-		return PROLOG_NODE_FAULT;
-	/* A requeued job must not find an old reason. */
-	unlinkat(p->state_fd, REASON_FILE, 0);
-	return PROLOG_OK;
-}
-
-static enum prolog_result boot_run(struct prolog *p)
+enum prolog_result boot_cold(struct prolog *p)
 {
 	_cleanup_free_ char *overlay = NULL, *nvram = NULL, *seed = NULL;
 	enum prolog_result res;
 	double t0, t;
 
-	/* Devices first: a warm start hot-plugs them as they are bound. */
-	t = t0 = clock_now_s();
-	res = prolog_bind_devices(p);
-	log_info("job %u: phase devices %.3fs", p->req.job_id,
-		 clock_now_s() - t);
-	if (res == PROLOG_OK && boot_is_warm(p)) {
-		res = prolog_warm(p);
-		if (res != WARM_COLD) {
-			if (res != PROLOG_OK)
-				boot_undo(p);
-			return res;
-		}
-		res = PROLOG_OK;
-		if (boot_time_left(p) == 0) {
-			prolog_record_reason(
-				p,
-				"the guest of job %u did not become ready within BootTimeout=%us (image %s): its warm start failed, no time was left to boot it cold",
-				p->req.job_id, p->conf.boot_timeout,
-				p->req.image);
-			boot_undo(p);
-			return PROLOG_JOB_FAULT;
-		}
-	}
 	t = clock_now_s();
-	if (res == PROLOG_OK)
-		res = boot_overlay(p, &overlay);
+	res = boot_overlay(p, &overlay);
 	if (res == PROLOG_OK)
 		res = boot_nvram(p, &nvram);
 	log_info("job %u: phase overlay %.3fs", p->req.job_id,
@@ -673,55 +543,5 @@ static enum prolog_result boot_run(struct prolog *p)
 		res = boot_relay(p, NULL);
 	if (res == PROLOG_OK)
 		res = boot_wait_ready(p, t0);
-	if (res != PROLOG_OK)
-		boot_undo(p);
-	return res;
-}
-
-/* libvirt waits for qemu's monitor without a bound: a qemu its user stopped
- * (SIGSTOP, as any process of theirs may be) in a restore, a hot-plug, a
- * start or a shutdown would hold the prolog until slurmd killed it and
- * drained the node. Past the boot's deadline, and the waits' own slack, a
- * watchdog kills the job's qemu each second until the boot is over, and
- * libvirt's call fails: a job fault. */
-#define BOOT_WATCHDOG_SLACK_S 15
-
-static pid_t boot_watchdog_start(const struct prolog *p)
-{
-	double at = p->boot_deadline + BOOT_WATCHDOG_SLACK_S;
-	char name[96];
-	pid_t pid, qemu;
-
-	boot_domain_name(p, name, sizeof(name));
-	pid = fork();
-	if (pid != 0)
-		return pid; /* -1: no watchdog, the boot goes on as before */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	while (clock_now_s() < at)
-		usleep(200 * 1000);
-	for (;;) {
-		if (hv_qemu_pid(name, &qemu) == 0)
-			kill(qemu, SIGKILL);
-		sleep(1);
-	}
-}
-
-static void boot_watchdog_stop(pid_t pid)
-{
-	if (pid <= 0)
-		return;
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
-
-enum prolog_result prolog_boot(struct prolog *p)
-{
-	enum prolog_result res;
-	pid_t watchdog;
-
-	p->boot_deadline = clock_now_s() + p->conf.boot_timeout;
-	watchdog = boot_watchdog_start(p);
-	res = boot_run(p);
-	boot_watchdog_stop(watchdog);
 	return res;
 }

@@ -56,7 +56,7 @@ static bool run_by_slurmd(void)
 	return proc_comm(getppid(), comm) == 0 && strcmp(comm, "slurmd") == 0;
 }
 
-void prolog_report_node_fault(uint32_t job_id, const char *reason)
+void fault_report_node(uint32_t job_id, const char *reason)
 {
 	const char *node = this_node();
 	char what[64], text[FAULT_TEXT_MAX];
@@ -72,7 +72,7 @@ void prolog_report_node_fault(uint32_t job_id, const char *reason)
 			 job_id, node, ctld_last_error());
 }
 
-void prolog_report_job_fault(uint32_t job_id, const char *reason)
+void fault_report_job(uint32_t job_id, const char *reason)
 {
 	const char *node = this_node();
 	char what[300], text[FAULT_TEXT_MAX];

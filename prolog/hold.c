@@ -214,7 +214,7 @@ int hold_extern_sleep(const struct adopt_target *t, pid_t pid)
 				 "sleep (pid %ld)",
 				 job, (long)pid);
 	}
-	if (adopt_into_extern(t, child) < 0)
+	if (adopt_target_join(t, child) < 0)
 		log_warn("job %u: the extern step did not adopt the holder "
 			 "of its sleep (pid %ld): it ends with the sleep",
 			 job, (long)child);

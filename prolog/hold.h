@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 /*
- * slurm-vm-adopt: how a process becomes the extern step's (adopt.c), and
- * the extern step's `sleep` held against the job's signals (hold.c).
+ * slurm-vm-adopt: how a process becomes the extern step's
+ * (adopt_target.c), and the extern step's `sleep` held against the job's
+ * signals (hold.c).
  */
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* Where adopted processes go: the cgroups of @model, the extern step's
@@ -14,6 +16,12 @@ struct adopt_target {
 	pid_t model;
 };
 
+/* Whether Slurm's cgroups track the steps and do their accounting
+ * (proctrack/cgroup, jobacct_gather/cgroup in slurm.conf beside vm.conf
+ * @config, or $SLURM_CONF): the guest's processes then join the cgroups
+ * of the extern step's one task instead of each being adopted. */
+bool adopt_target_by_cgroup(const char *config);
+
 /* The target for job @job_id on @node as slurm.conf beside vm.conf
  * @config (or $SLURM_CONF) sets Slurm's tracking and accounting. */
 int adopt_target_init(struct adopt_target *t, const char *config,
@@ -22,7 +30,7 @@ int adopt_target_init(struct adopt_target *t, const char *config,
 /* @pid into the extern step: 0, -ENOENT (no extern step), -EPERM (the
  * step refused), -ESRCH (its task is in no cgroup of the job) or
  * -errno. */
-int adopt_into_extern(const struct adopt_target *t, pid_t pid);
+int adopt_target_join(const struct adopt_target *t, pid_t pid);
 
 /* Starts a holder of @pid, the sleep of the extern step of @t's job that
  * runs this program (its parent), and adopts it there: 0, or -errno when

@@ -34,7 +34,7 @@ static enum prolog_result set_guids(struct prolog *p, const char *addr,
 	r = ibpart_vf_dir(p->conf.sysfs_root, &vf, &dir);
 	pci_device_clear(&vf);
 	if (r == -EOPNOTSUPP) {
-		prolog_record_reason(p, "%s", log_last_error());
+		state_record_reason(p, "%s", log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
 	if (r < 0 || ibpart_vf_read(dir, &old) < 0)
@@ -56,7 +56,7 @@ static enum prolog_result set_guids(struct prolog *p, const char *addr,
 			 now.node);
 	ibpart_guid_text(*port_guid, now.port);
 	const char *args[] = { dir, old.node, old.port, old.policy, NULL };
-	if (journal_append(p->state_fd, "IBGUID", args) < 0 ||
+	if (journal_append(p->state_fd, JOURNAL_IBGUID, args) < 0 ||
 	    ibpart_vf_write(dir, &now) < 0)
 		return PROLOG_NODE_FAULT;
 	log_info("job %u: VF %s: node GUID %s, port GUID %s", p->req.job_id,
@@ -86,13 +86,13 @@ static enum prolog_result write_record(struct prolog *p, uint16_t pkey,
 			 "every partition record counts",
 			 p->req.job_id);
 	const char *args[] = { path, NULL };
-	if (journal_append(p->state_fd, "IBRECORD", args) < 0)
+	if (journal_append(p->state_fd, JOURNAL_IBRECORD, args) < 0)
 		return PROLOG_NODE_FAULT;
 	r = ibpart_record_write(p->conf.ib_partition_dir, p->alloc.node,
 				p->req.job_id, pkey, guids, n, running,
 				n_running);
 	if (r == -EEXIST) {
-		prolog_record_reason(p, "%s", log_last_error());
+		state_record_reason(p, "%s", log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
 	if (r < 0)
@@ -117,7 +117,7 @@ enum prolog_result prolog_ib_partition(struct prolog *p)
 		log_error("job %u: %u InfiniBand VFs on node %s, at most %d "
 			  "take job GUIDs (IbPartitions=yes)",
 			  p->req.job_id, n, p->alloc.node, IBPART_MAX_VFS);
-		prolog_record_reason(p, "%s", log_last_error());
+		state_record_reason(p, "%s", log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
 	node = p->alloc.node_index;
@@ -125,7 +125,7 @@ enum prolog_result prolog_ib_partition(struct prolog *p)
 		log_error("job %u: node %s is the job's node %u: at most %d "
 			  "take job GUIDs (IbPartitions=yes)",
 			  p->req.job_id, p->alloc.node, node, IBPART_MAX_NODES);
-		prolog_record_reason(p, "%s", log_last_error());
+		state_record_reason(p, "%s", log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
 	pkey = ibpart_pkey(p->req.job_id, p->conf.ib_pkey_min,

@@ -83,8 +83,8 @@ enum prolog_result prolog_network(struct prolog *p)
 		/* another job's VNI: named by jobnet_setup */
 		_cleanup_free_ char *cause = strdup(log_last_error());
 
-		prolog_record_reason(p, "job %u: refused: %s", job,
-				     cause ? cause : "its VNI is in use");
+		state_record_reason(p, "job %u: refused: %s", job,
+				    cause ? cause : "its VNI is in use");
 	} else {
 		res = r < 0 ? PROLOG_NODE_FAULT : PROLOG_OK;
 	}

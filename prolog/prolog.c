@@ -401,7 +401,7 @@ prolog_left_state_fault(struct prolog *p, const char *left, int r,
 	}
 	log_errno(r, "job %u: %s/%s cannot be reclaimed", p->req.job_id,
 		  p->conf.state_dir, left);
-	prolog_record_reason(
+	state_record_reason(
 		p,
 		"job %u: refused: node %s still has the state %s of an earlier job with the same id (or of an earlier run of this job), and it could not be removed (%s): resubmit; the admin's `slurm-vm cleanup` on that node removes it",
 		p->req.job_id, node ? node : "?", left,
@@ -428,7 +428,7 @@ static enum prolog_result prolog_take_state_name(struct prolog *p)
 		return PROLOG_OK;
 	statedir_name(p->req.job_id, p->req.restart_count, name, sizeof(name));
 	if (!tr.node_unsafe) {
-		res = prolog_statedir(p);
+		res = state_dir_create(p);
 		if (res != PROLOG_OK)
 			return res;
 	}
@@ -554,7 +554,7 @@ static enum prolog_result prolog_run(struct prolog *p)
 	 * request, the job's steps must find the reason and fail. */
 	res = prolog_take_state_name(p);
 	if (res == PROLOG_OK)
-		res = prolog_statedir(p);
+		res = state_dir_create(p);
 	if (res != PROLOG_OK)
 		return res;
 	prolog_expire_kept(p);
@@ -563,7 +563,7 @@ static enum prolog_result prolog_run(struct prolog *p)
 
 		log_error("job %u: refused: the VM request is invalid: %s",
 			  p->req.job_id, cause ? cause : "?");
-		prolog_record_reason(p, "%s", log_last_error());
+		state_record_reason(p, "%s", log_last_error());
 		return PROLOG_JOB_FAULT;
 	}
 	res = prolog_own_state(p);
@@ -575,7 +575,7 @@ static enum prolog_result prolog_run(struct prolog *p)
 	if (res == PROLOG_OK && !p->conf.boot) {
 		log_info("job %u: Boot=no in vm.conf: planned only, no guest",
 			 p->req.job_id);
-		prolog_record_reason(
+		state_record_reason(
 			p,
 			"Boot=no in vm.conf on node %s: the VM of job %u was planned but not booted",
 			p->alloc.node, p->req.job_id);
@@ -587,10 +587,10 @@ static enum prolog_result prolog_run(struct prolog *p)
 		res = prolog_phase(p, "ib", prolog_ib_partition, res);
 	if (p->conf.job_network == JOB_NETWORK_VXLAN)
 		res = prolog_phase(p, "network", prolog_network, res);
-	res = prolog_phase(p, "boot", prolog_boot, res);
+	res = prolog_phase(p, "boot", prolog_start, res);
 	if (res == PROLOG_JOB_FAULT && p->state_fd >= 0 && !p->reason_recorded)
 		/* Every refusal above names the job already. */
-		prolog_record_reason(p, "%s", log_last_error());
+		state_record_reason(p, "%s", log_last_error());
 	return res;
 }
 
@@ -625,11 +625,10 @@ int main(int argc, char **argv)
 	log_open("slurm-vm-prolog");
 	res = prolog_run(&p);
 	if (res == PROLOG_NODE_FAULT)
-		prolog_report_node_fault(p.req.job_id, log_last_error());
+		fault_report_node(p.req.job_id, log_last_error());
 	else if (res == PROLOG_JOB_FAULT)
-		prolog_report_job_fault(p.req.job_id,
-					p.reason[0] ? p.reason
-						    : log_last_error());
+		fault_report_job(p.req.job_id,
+				 p.reason[0] ? p.reason : log_last_error());
 	log_info("job %u: prolog done in %.3fs: %s", p.req.job_id,
 		 clock_now_s() - t0,
 		 res == PROLOG_OK	   ? "ok"

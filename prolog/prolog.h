@@ -42,28 +42,31 @@ struct prolog {
 
 	char state_name[64]; /* job-<id>.<restart> */
 	char *state_path;
-	int state_fd; /* -1 until prolog_statedir() */
+	int state_fd; /* -1 until state_dir_create() */
 	bool reason_recorded;
 	char reason[512]; /* the recorded reason's first line */
 };
 
+/* state.c: the job's state directory, its journal, its reason; it calls
+ * no other file of the prolog. */
+
 /* @name's path in the job's state directory, malloc'd; NULL: no memory. */
 char *state_file(const struct prolog *p, const char *name);
 /* Journals @verb @arg before the host change it names (journal.h). */
-int journal_step(struct prolog *p, const char *verb, const char *arg);
+int state_journal(struct prolog *p, enum journal_verb verb, const char *arg);
 
 /* Creates the job's root-owned state directory. */
-enum prolog_result prolog_statedir(struct prolog *p);
+enum prolog_result state_dir_create(struct prolog *p);
 /* Writes the reason the job's steps fail with (and the console tail). */
-void prolog_record_reason(struct prolog *p, const char *fmt, ...)
+void state_record_reason(struct prolog *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Tells slurmctld (prolog/fault.c): a node fault drains this node with
  * @reason (when slurmd runs the prolog); a job fault in a job of several
  * nodes ends the whole job FAILED, @reason naming this node in its
  * AdminComment. */
-void prolog_report_node_fault(uint32_t job_id, const char *reason);
-void prolog_report_job_fault(uint32_t job_id, const char *reason);
+void fault_report_node(uint32_t job_id, const char *reason);
+void fault_report_job(uint32_t job_id, const char *reason);
 
 /* DeviceAttach=vfio: DeviceBinding=managed detaches each planned function
  * to vfio-pci (journaled DETACH); prebound checks each is on vfio-pci and
@@ -89,7 +92,8 @@ enum prolog_result prolog_network(struct prolog *p);
  * node's. Anything else: nothing. */
 enum prolog_result prolog_virtiofs(struct prolog *p);
 
-/* boot.c's pieces that the warm start (warm.c) shares. */
+/* boot.c: the cold boot, and its pieces that the warm start (warm.c)
+ * shares. */
 struct boot_names {
 	char name[96];
 	char mac[18];
@@ -108,15 +112,15 @@ struct user_info;
 int boot_user_load(struct prolog *p, struct user_info *u);
 void boot_domain_name(const struct prolog *p, char *name, size_t size);
 /* qemu-img create @overlay over @base (@backing) or of its size alone. */
-int overlay_create(const char *overlay, const struct image_layer *base,
-		   bool backing, char *out, size_t outlen);
+int boot_overlay_create(const char *overlay, const struct image_layer *base,
+			bool backing, char *out, size_t outlen);
 /* hv_create()'s @before_run for a guest with a job network: @arg is a
- * struct tap_guard. */
-struct tap_guard {
+ * struct boot_tap_guard. */
+struct boot_tap_guard {
 	struct prolog *p;
 	bool failed;
 };
-int guard_tap(void *arg);
+int boot_guard_tap(void *arg);
 void boot_record_qemu(struct prolog *p, const char *name);
 /* The relay; with @persona, the file of the job's identity it hands a
  * restored guest (slurm-vm-relay --persona). */
@@ -132,8 +136,15 @@ unsigned boot_time_left(const struct prolog *p);
 #define WARM_COLD ((enum prolog_result)100)
 enum prolog_result prolog_warm(struct prolog *p);
 
-/* Overlay, seed, virtiofsd, devices, domain, relay, then wait for the agent;
- * every host change journaled first. A job fault leaves the reason in the state
- * directory.
+/* Overlay, NVRAM, seed, virtiofsd, domain, relay, then wait for the
+ * agent; every host change journaled first. A job fault leaves the reason
+ * in the state directory; what was made stays journaled (prolog_start
+ * undoes it). */
+enum prolog_result boot_cold(struct prolog *p);
+
+/* start.c: devices, then BootMode=warm's restore (prolog_warm) or a cold
+ * boot (boot_cold), a cold one too when the warm start cannot be, all
+ * within BootTimeout (a watchdog kills the job's qemu past it, so
+ * libvirt's calls end); a failed start is undone (the journal replayed).
  */
-enum prolog_result prolog_boot(struct prolog *p);
+enum prolog_result prolog_start(struct prolog *p);

@@ -220,7 +220,7 @@ static int virtiofsd_start(struct prolog *p, unsigned i, int dirfd, char **sock)
 	ssize_t n;
 
 	snprintf(pidfile, sizeof(pidfile), VIRTIOFSD_PID_FMT, i);
-	r = journal_step(p, "VIRTIOFSD", pidfile);
+	r = state_journal(p, JOURNAL_VIRTIOFSD, pidfile);
 	if (r < 0)
 		return r;
 	snprintf(name, sizeof(name), VIRTIOFSD_SOCK_FMT, i);
@@ -297,7 +297,7 @@ enum prolog_result prolog_virtiofs(struct prolog *p)
 fail:
 	/* The share is the admin's (vm.conf) and virtiofsd the node's: the
 	 * node's fault, and the admin is told what to look at. */
-	prolog_record_reason(
+	state_record_reason(
 		p,
 		"job %u: the virtiofsd of SharedDirs= could not be started on node %s: %s (see %s/virtiofsd-*.log)",
 		p->req.job_id, p->alloc.node, log_last_error(), p->state_path);

@@ -374,8 +374,8 @@ static int template_build(struct prolog *p, const struct warm *w,
 	warmcache_remove_tree(w->dir); /* an unfinished one */
 	if (mkdir(w->dir, 0755) < 0)
 		return log_errno(errno, "cannot create %s", w->dir);
-	r = overlay_create(w->overlay, &p->chain.layers[0], true, out,
-			   sizeof(out));
+	r = boot_overlay_create(w->overlay, &p->chain.layers[0], true, out,
+				sizeof(out));
 	if (r != 0) {
 		log_error("warm template %s: qemu-img: %s", w->key, out);
 		r = -EIO;
@@ -664,14 +664,14 @@ struct hotplug {
 static int hotplug_all(void *arg)
 {
 	struct hotplug *h = arg;
-	struct tap_guard guard = { .p = h->p };
+	struct boot_tap_guard guard = { .p = h->p };
 
 	for (size_t i = 0; h->xmls[i]; i++) {
 		if (hv_attach(h->hv, h->name, h->xmls[i]) < 0) {
 			h->failed = true;
 			return -EIO;
 		}
-		if (i == 0 && h->p->has_net && guard_tap(&guard) < 0)
+		if (i == 0 && h->p->has_net && boot_guard_tap(&guard) < 0)
 			return -EIO;
 	}
 	return 0;
@@ -739,13 +739,13 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 					   &head_len);
 	if (r < 0)
 		goto out;
-	if (journal_step(p, "OVERLAY", *overlay) < 0) {
+	if (state_journal(p, JOURNAL_OVERLAY, *overlay) < 0) {
 		r = -EIO;
 		goto out;
 	}
 	base.path = w->overlay;
 	base.virtual_size = p->chain.layers[0].virtual_size;
-	r = overlay_create(*overlay, &base, true, out, sizeof(out));
+	r = boot_overlay_create(*overlay, &base, true, out, sizeof(out));
 	if (r != 0) {
 		log_error("job %u: qemu-img over template %s: %s",
 			  p->req.job_id, w->key, out);
@@ -772,7 +772,7 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 		}
 		/* OVERLAY: a file in OverlayDir the teardown deletes */
 		unlink(copy);
-		r = journal_step(p, "OVERLAY", copy) < 0 ? -EIO : 0;
+		r = state_journal(p, JOURNAL_OVERLAY, copy) < 0 ? -EIO : 0;
 		if (r == 0)
 			r = copy_save_image(copy, save_fd, head, head_len,
 					    saveimage_stream_offset(&img));
@@ -785,7 +785,7 @@ static int restore(struct prolog *p, const struct warm *w, char **overlay)
 			goto out;
 		}
 	}
-	if (journal_step(p, "DOMAIN", n.name) < 0) {
+	if (state_journal(p, JOURNAL_DOMAIN, n.name) < 0) {
 		r = -EIO;
 		goto out;
 	}

@@ -225,7 +225,46 @@ static void escape_arg(FILE *f, const char *s)
 	}
 }
 
-int journal_append(int dirfd, const char *verb, const char *const *args)
+const struct journal_verb_info journal_verbs[JOURNAL_N_VERBS] = {
+	[JOURNAL_OVERLAY] = { "OVERLAY", 1, JOURNAL_KEPT_FILE | JOURNAL_GUEST },
+	[JOURNAL_NVRAM] = { "NVRAM", 1, JOURNAL_KEPT_FILE },
+	[JOURNAL_SEED] = { "SEED", 1, JOURNAL_KEPT_FILE },
+	[JOURNAL_VIRTIOFSD] = { "VIRTIOFSD", 1, JOURNAL_GUEST },
+	[JOURNAL_DOMAIN] = { "DOMAIN", 1, JOURNAL_GUEST },
+	[JOURNAL_RELAY] = { "RELAY", 1, JOURNAL_GUEST },
+	[JOURNAL_DEVOWNER] = { "DEVOWNER", 4, JOURNAL_PER_JOB },
+	[JOURNAL_DETACH] = { "DETACH", 1, JOURNAL_PER_JOB },
+	[JOURNAL_NETLINK] = { "NETLINK", 1,
+			      JOURNAL_ISOLATES | JOURNAL_PER_JOB },
+	[JOURNAL_NFT] = { "NFT", 2, JOURNAL_ISOLATES | JOURNAL_PER_JOB },
+	[JOURNAL_IBGUID] = { "IBGUID", 4, JOURNAL_ISOLATES | JOURNAL_PER_JOB },
+	[JOURNAL_IBRECORD] = { "IBRECORD", 1,
+			       JOURNAL_ISOLATES | JOURNAL_PER_JOB },
+};
+
+const char *journal_verb_name(enum journal_verb verb)
+{
+	if ((unsigned)verb >= JOURNAL_N_VERBS)
+		return "?";
+	return journal_verbs[verb].name;
+}
+
+enum journal_verb journal_verb_lookup(const char *name)
+{
+	for (size_t i = 0; i < JOURNAL_N_VERBS; i++)
+		if (strcmp(name, journal_verbs[i].name) == 0)
+			return (enum journal_verb)i;
+	return JOURNAL_UNKNOWN;
+}
+
+bool journal_verb_is(enum journal_verb verb, unsigned flags)
+{
+	if ((unsigned)verb >= JOURNAL_N_VERBS)
+		return false;
+	return (journal_verbs[verb].flags & flags) == flags;
+}
+
+int journal_append(int dirfd, enum journal_verb verb, const char *const *args)
 {
 	_cleanup_free_ char *line = NULL;
 	_cleanup_close_ int fd = -1;
@@ -233,10 +272,14 @@ int journal_append(int dirfd, const char *verb, const char *const *args)
 	FILE *f;
 	ssize_t n;
 
+	if ((unsigned)verb >= JOURNAL_N_VERBS) {
+		log_error("journal record of no verb (%d): a bug", (int)verb);
+		return -EINVAL;
+	}
 	f = open_memstream(&line, &len);
 	if (!f)
 		return -ENOMEM;
-	escape_arg(f, verb);
+	escape_arg(f, journal_verbs[verb].name);
 	for (size_t i = 0; args && args[i]; i++) {
 		if (i == JOURNAL_MAX_ARGS ||
 		    strlen(args[i]) > JOURNAL_ARG_MAX) {
@@ -334,6 +377,7 @@ static int journal_copy_entry(struct journal *j, const struct journal_entry *e)
 	dst->verb = strdup(e->verb);
 	if (!dst->verb)
 		return -ENOMEM;
+	dst->kind = journal_verb_lookup(dst->verb);
 	for (size_t i = 0; i < e->n_args; i++) {
 		dst->args[i] = strdup(e->args[i]);
 		if (!dst->args[i])

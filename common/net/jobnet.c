@@ -72,14 +72,14 @@ static int journal_netlink(int state_fd, const char *ifname)
 {
 	const char *args[] = { ifname, NULL };
 
-	return journal_append(state_fd, "NETLINK", args);
+	return journal_append(state_fd, JOURNAL_NETLINK, args);
 }
 
 static int journal_nft(int state_fd, const char *family, const char *table)
 {
 	const char *args[] = { family, table, NULL };
 
-	return journal_append(state_fd, "NFT", args);
+	return journal_append(state_fd, JOURNAL_NFT, args);
 }
 
 /* One IPv6 setting of @ifname. Nothing to do on a kernel without IPv6.
@@ -283,13 +283,13 @@ static int undo_nft(const char *family, const char *table)
 			 family, table);
 }
 
-int jobnet_undo(const char *verb, char *const *args, size_t n_args)
+int jobnet_undo(enum journal_verb verb, char *const *args, size_t n_args)
 {
-	if (strcmp(verb, "NETLINK") == 0 && n_args == 1)
+	if (verb == JOURNAL_NETLINK && n_args == 1)
 		return undo_netlink(args[0]);
-	if (strcmp(verb, "NFT") == 0 && n_args == 2)
+	if (verb == JOURNAL_NFT && n_args == 2)
 		return undo_nft(args[0], args[1]);
-	if (strcmp(verb, "NETLINK") == 0 || strcmp(verb, "NFT") == 0)
+	if (verb == JOURNAL_NETLINK || verb == JOURNAL_NFT)
 		return -EBADMSG;
 	return 1;
 }

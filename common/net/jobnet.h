@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job/journal.h"
 #include "job/vmconf.h"
 
 #define JOBNET_MAX_NODES    65534
@@ -104,4 +105,4 @@ int jobnet_setup(const struct jobnet_plan *plan, int state_fd);
 int jobnet_guard_tap(const struct jobnet_plan *plan, int state_fd);
 /* Undoes one journal record (NETLINK, NFT); 1 when @verb is not ours.
  * Something already gone is success. */
-int jobnet_undo(const char *verb, char *const *args, size_t n_args);
+int jobnet_undo(enum journal_verb verb, char *const *args, size_t n_args);

@@ -136,9 +136,10 @@ int guest_order(const void *a, const void *b)
 static bool same_resource(const struct journal_entry *a,
 			  const struct journal_entry *b)
 {
-	size_t n = strcmp(a->verb, "NFT") == 0 ? 2 : 1;
+	size_t n = a->kind == JOURNAL_NFT ? 2 : 1;
 
-	if (strcmp(a->verb, b->verb) != 0 || a->n_args < n || b->n_args < n)
+	if (a->kind != b->kind || a->kind == JOURNAL_UNKNOWN || a->n_args < n ||
+	    b->n_args < n)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(a->args[i], b->args[i]) != 0)
@@ -215,10 +216,12 @@ int guest_later_holder(const struct vmconf *conf, const struct guest *g,
 }
 
 int guest_earlier_record(const struct vmconf *conf, uint32_t job_id,
-			 unsigned restart, const char *verb, const char *what,
-			 struct journal *j, const struct journal_entry **found)
+			 unsigned restart, enum journal_verb verb,
+			 const char *what, struct journal *j,
+			 const struct journal_entry **found)
 {
-	struct journal_entry e = { .verb = (char *)verb,
+	struct journal_entry e = { .verb = (char *)journal_verb_name(verb),
+				   .kind = verb,
 				   .args = { (char *)what },
 				   .n_args = 1 };
 	struct guest_list list;
@@ -245,8 +248,8 @@ int guest_earlier_vf_state(const struct vmconf *conf, uint32_t job_id,
 	struct journal j;
 	int r;
 
-	r = guest_earlier_record(conf, job_id, restart, "IBGUID", vf_dir, &j,
-				 &e);
+	r = guest_earlier_record(conf, job_id, restart, JOURNAL_IBGUID, vf_dir,
+				 &j, &e);
 	if (r > 0) {
 		r = e->n_args == 4 ? ibpart_vf_state_set(old, e->args[1],
 							 e->args[2], e->args[3])

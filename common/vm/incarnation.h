@@ -81,8 +81,9 @@ int guest_later_holder(const struct vmconf *conf, const struct guest *g,
  * the earlier incarnation's it finds, so that whichever incarnation is
  * undone last puts back what was there before the job. */
 int guest_earlier_record(const struct vmconf *conf, uint32_t job_id,
-			 unsigned restart, const char *verb, const char *what,
-			 struct journal *j, const struct journal_entry **found);
+			 unsigned restart, enum journal_verb verb,
+			 const char *what, struct journal *j,
+			 const struct journal_entry **found);
 /* What VF directory @vf_dir held before the earliest incarnation of job
  * @job_id below @restart still here (not torn down) set its GUIDs, from
  * that incarnation's IBGUID record: 1 with it in @old, 0 when none holds

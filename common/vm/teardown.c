@@ -273,62 +273,44 @@ static int undo_ibrecord(const char *path)
 
 static int teardown_entry(struct teardown *t, const struct journal_entry *e)
 {
-	int r = jobnet_undo(e->verb, e->args, e->n_args);
-
-	if (r <= 0)
-		return r;
-	if (strcmp(e->verb, "DEVOWNER") == 0 && e->n_args == 4)
-		return undo_devowner(t, e->args);
-	if (strcmp(e->verb, "IBGUID") == 0 && e->n_args == 4)
-		return undo_ibguid(e->args);
-	if (e->n_args != 1) {
+	if (e->kind == JOURNAL_UNKNOWN) {
+		log_error("unknown journal record %s; skipped", e->verb);
+		return -EBADMSG;
+	}
+	if (e->n_args != journal_verbs[e->kind].n_args) {
 		log_error("journal record %s has %zu arguments; skipped",
 			  e->verb, e->n_args);
 		return -EBADMSG;
 	}
-	if (strcmp(e->verb, "OVERLAY") == 0)
+	switch (e->kind) {
+	case JOURNAL_NETLINK:
+	case JOURNAL_NFT:
+		return jobnet_undo(e->kind, e->args, e->n_args);
+	case JOURNAL_DEVOWNER:
+		return undo_devowner(t, e->args);
+	case JOURNAL_IBGUID:
+		return undo_ibguid(e->args);
+	case JOURNAL_OVERLAY:
 		return undo_overlay(t, "overlay", e->args[0]);
-	if (strcmp(e->verb, "NVRAM") == 0)
-		return undo_overlay(t, "NVRAM", e->args[0]);
-	if (strcmp(e->verb, "DOMAIN") == 0)
+	case JOURNAL_NVRAM:
+		return undo_overlay(t, journal_verb_name(e->kind), e->args[0]);
+	case JOURNAL_DOMAIN:
 		return undo_domain(t, e->args[0]);
-	if (strcmp(e->verb, "RELAY") == 0)
+	case JOURNAL_RELAY:
 		return undo_helper(t, e->args[0], "slurm-vm-relay");
-	if (strcmp(e->verb, "VIRTIOFSD") == 0)
+	case JOURNAL_VIRTIOFSD:
 		return undo_virtiofsd(t, e->args[0]);
-	if (strcmp(e->verb, "SEED") == 0)
+	case JOURNAL_SEED:
 		return undo_seed(t, e->args[0]);
-	if (strcmp(e->verb, "DETACH") == 0)
+	case JOURNAL_DETACH:
 		return undo_detach(t, e->args[0]);
-	if (strcmp(e->verb, "IBRECORD") == 0)
+	case JOURNAL_IBRECORD:
 		return undo_ibrecord(e->args[0]);
+	case JOURNAL_UNKNOWN:
+		break;
+	}
 	log_error("unknown journal record %s; skipped", e->verb);
 	return -EBADMSG;
-}
-
-/* The records that name files a kept guest leaves (--vm-keep). */
-static bool entry_is_kept_file(const struct journal_entry *e)
-{
-	return strcmp(e->verb, "OVERLAY") == 0 ||
-	       strcmp(e->verb, "NVRAM") == 0 || strcmp(e->verb, "SEED") == 0;
-}
-
-/* The records that keep a guest apart from other jobs' (its network's
- * filters and bridge, its VFs' GUIDs and partition record). */
-static bool entry_isolates(const struct journal_entry *e)
-{
-	return strcmp(e->verb, "NFT") == 0 || strcmp(e->verb, "NETLINK") == 0 ||
-	       strcmp(e->verb, "IBGUID") == 0 ||
-	       strcmp(e->verb, "IBRECORD") == 0;
-}
-
-/* The records of what every incarnation of a job shares: what isolates
- * it (named by the job id, or the VF), and the devices of its GRES (by
- * address and group file). */
-static bool entry_per_job(const struct journal_entry *e)
-{
-	return entry_isolates(e) || strcmp(e->verb, "DEVOWNER") == 0 ||
-	       strcmp(e->verb, "DETACH") == 0;
 }
 
 /* A later incarnation of the job whose journal holds the same record: its
@@ -344,14 +326,14 @@ static bool entry_yielded(struct teardown *t, const struct journal_entry *e,
 	char holder[64];
 	int r;
 
-	if (!t->g || !entry_per_job(e))
+	if (!t->g || !journal_verb_is(e->kind, JOURNAL_PER_JOB))
 		return false;
 	r = guest_later_holder(t->conf, t->g, e, holder, sizeof(holder));
 	if (r == 0)
 		return false;
 	/* args is NULL-terminated: a short record logs empty strings */
 	what = e->n_args ? e->args[0] : "";
-	table = strcmp(e->verb, "NFT") == 0 && e->n_args > 1 ? e->args[1] : "";
+	table = e->kind == JOURNAL_NFT && e->n_args > 1 ? e->args[1] : "";
 	if (r > 0)
 		log_info("journal record %s %s%s%s left to %s, which holds it "
 			 "too",
@@ -366,26 +348,15 @@ static bool entry_yielded(struct teardown *t, const struct journal_entry *e,
 	return true;
 }
 
-/* The records of the guest's own processes and files: what a guest that
- * cannot be the job's leaves (a warm start falling back to a cold boot);
- * the job's network, devices and seed stay for the cold boot. */
-static bool entry_is_guest(const struct journal_entry *e)
-{
-	return strcmp(e->verb, "DOMAIN") == 0 ||
-	       strcmp(e->verb, "RELAY") == 0 ||
-	       strcmp(e->verb, "VIRTIOFSD") == 0 ||
-	       strcmp(e->verb, "OVERLAY") == 0;
-}
-
 enum replay_what { REPLAY_ALL, REPLAY_KEPT_FILES, REPLAY_GUEST };
 
 static bool entry_replayed(const struct journal_entry *e, enum replay_what what)
 {
 	switch (what) {
 	case REPLAY_KEPT_FILES:
-		return entry_is_kept_file(e);
+		return journal_verb_is(e->kind, JOURNAL_KEPT_FILE);
 	case REPLAY_GUEST:
-		return entry_is_guest(e);
+		return journal_verb_is(e->kind, JOURNAL_GUEST);
 	default:
 		return true;
 	}
@@ -416,7 +387,7 @@ static int replay(const struct vmconf *conf, int state_fd,
 		 * backwards, the guest's stop came first. Undone while it may
 		 * run, they would open its network and fabric to others;
 		 * kept, the journal undoes them once it has stopped. */
-		if (running && entry_isolates(e)) {
+		if (running && journal_verb_is(e->kind, JOURNAL_ISOLATES)) {
 			log_error("journal record %s kept: guest %s may still "
 				  "run; `slurm-vm cleanup` undoes it once the "
 				  "guest is stopped",
@@ -431,7 +402,7 @@ static int replay(const struct vmconf *conf, int state_fd,
 		if (r < 0)
 			res->failed++;
 		/* A guest that may still run may still hold devices. */
-		if (r < 0 && strcmp(e->verb, "DOMAIN") == 0) {
+		if (r < 0 && e->kind == JOURNAL_DOMAIN) {
 			t.node_unsafe = true;
 			running = e->n_args == 1 ? e->args[0] : "?";
 		}

@@ -73,6 +73,18 @@ dist_noinst_SCRIPTS += tests/unit/test_cli_filter.sh
 TESTS += tests/unit/test_rooms.sh
 dist_noinst_SCRIPTS += tests/unit/test_rooms.sh
 
+# The journal's verbs are defined once (journal_verbs[], job/journal.h):
+# scripts/check-journal-verbs fails on a quoted verb name elsewhere.
+TESTS += tests/unit/test_journal_verbs.sh
+dist_noinst_SCRIPTS += tests/unit/test_journal_verbs.sh \
+	scripts/check-journal-verbs
+
+# The files of prolog/ call each other in layers, no circle
+# (scripts/check-prolog-calls; doc/design.md, "The prolog's files").
+TESTS += tests/unit/test_prolog_calls.sh
+dist_noinst_SCRIPTS += tests/unit/test_prolog_calls.sh \
+	scripts/check-prolog-calls
+
 # The admin guide's configuration snippets are the etc/ files the test
 # cluster uses (doc/check-snippets.sh; no cmocka, no cluster).
 TESTS += tests/unit/test_doc_snippets.sh

@@ -62,12 +62,16 @@ static void test_roundtrip_and_escaping(void **state)
 		skip();
 	fd = statedir_open(top, "job-1.0", true);
 	assert_true(fd >= 0);
-	assert_int_equal(journal_append(fd, "OVERLAY", a1), 0);
-	assert_int_equal(journal_append(fd, "ODD", a2), 0);
-	assert_int_equal(journal_append(fd, "DOMAIN", NULL), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_OVERLAY, a1), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_IBRECORD, a2), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_DOMAIN, NULL), 0);
 	assert_int_equal(journal_read(fd, &j), 0);
 	assert_int_equal(j.n_entries, 3);
-	assert_string_equal(j.entries[0].verb, "OVERLAY");
+	assert_string_equal(j.entries[0].verb,
+			    journal_verb_name(JOURNAL_OVERLAY));
+	assert_int_equal(j.entries[0].kind, JOURNAL_OVERLAY);
+	assert_int_equal(j.entries[1].kind, JOURNAL_IBRECORD);
+	assert_int_equal(j.entries[2].kind, JOURNAL_DOMAIN);
 	assert_string_equal(j.entries[0].args[0], "/var/lib/ovl/job 1.qcow2");
 	assert_string_equal(j.entries[1].args[0], "tab\there");
 	assert_string_equal(j.entries[1].args[1], "nl\nand%pct");
@@ -75,6 +79,40 @@ static void test_roundtrip_and_escaping(void **state)
 	assert_int_equal(j.entries[1].n_args, 3);
 	assert_int_equal(j.entries[2].n_args, 0);
 	journal_free(&j);
+	close(fd);
+}
+
+/* The table: each verb once, named, looked up by its name; a verb out of
+ * the enum is never written. */
+static void test_verb_table(void **state)
+{
+	const char *a[] = { "x", NULL };
+	int fd;
+
+	for (size_t i = 0; i < JOURNAL_N_VERBS; i++) {
+		const char *name = journal_verbs[i].name;
+
+		assert_non_null(name);
+		assert_int_equal(journal_verb_lookup(name), (int)i);
+		assert_true(journal_verbs[i].n_args >= 1 &&
+			    journal_verbs[i].n_args <= JOURNAL_MAX_ARGS);
+	}
+	assert_int_equal(journal_verb_lookup("OVERLAYX"), JOURNAL_UNKNOWN);
+	assert_int_equal(journal_verb_lookup(""), JOURNAL_UNKNOWN);
+	assert_string_equal(journal_verb_name(JOURNAL_UNKNOWN), "?");
+	assert_true(journal_verb_is(JOURNAL_NFT,
+				    JOURNAL_ISOLATES | JOURNAL_PER_JOB));
+	assert_false(journal_verb_is(JOURNAL_DEVOWNER, JOURNAL_ISOLATES));
+	assert_false(journal_verb_is(JOURNAL_UNKNOWN, 0));
+	if (geteuid() != 0)
+		skip();
+	fd = statedir_open(top, "job-9.0", true);
+	assert_true(fd >= 0);
+	errors[0] = '\0';
+	assert_int_equal(journal_append(fd, JOURNAL_UNKNOWN, a), -EINVAL);
+	assert_int_equal(journal_append(fd, (enum journal_verb) - 1, a),
+			 -EINVAL);
+	assert_non_null(strstr(errors, "journal record of no verb"));
 	close(fd);
 }
 
@@ -96,6 +134,9 @@ static void test_torn_and_malformed_lines(void **state)
 	assert_int_equal(j.n_entries, 2);
 	assert_string_equal(j.entries[0].verb, "A");
 	assert_string_equal(j.entries[1].verb, "C");
+	/* verbs of no journal of ours: read, to be skipped by the replay */
+	assert_int_equal(j.entries[0].kind, JOURNAL_UNKNOWN);
+	assert_int_equal(j.entries[1].kind, JOURNAL_UNKNOWN);
 	assert_non_null(strstr(errors, "line 2 is malformed"));
 	assert_non_null(strstr(errors, "line 4 is incomplete"));
 	journal_free(&j);
@@ -113,7 +154,7 @@ static void test_tampered_journal_refused(void **state)
 		skip();
 	fd = statedir_open(top, "job-3.0", true);
 	assert_true(fd >= 0);
-	assert_int_equal(journal_append(fd, "A", a), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_RELAY, a), 0);
 	snprintf(path, sizeof(path), "%s/job-3.0/%s", top, JOURNAL_FILE);
 	chmod(path, 0666);
 	errors[0] = '\0';
@@ -127,7 +168,7 @@ static void test_tampered_journal_refused(void **state)
 	unlink(path);
 	assert_int_equal(symlink("/etc/passwd", path), 0);
 	assert_true(journal_read(fd, &j) < 0);
-	assert_true(journal_append(fd, "A", a) < 0);
+	assert_true(journal_append(fd, JOURNAL_RELAY, a) < 0);
 	close(fd);
 }
 
@@ -228,6 +269,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_roundtrip_and_escaping),
+		cmocka_unit_test(test_verb_table),
 		cmocka_unit_test(test_torn_and_malformed_lines),
 		cmocka_unit_test(test_tampered_journal_refused),
 		cmocka_unit_test(test_statedir_symlink_refused),

@@ -80,7 +80,7 @@ static int make_guest(const char *name, bool keep, const char *overlay)
 	if (overlay && strncmp(overlay, overlay_dir, strlen(overlay_dir)) == 0)
 		close(open(overlay, O_WRONLY | O_CREAT, 0600));
 	if (overlay)
-		assert_int_equal(journal_append(fd, "OVERLAY", args), 0);
+		assert_int_equal(journal_append(fd, JOURNAL_OVERLAY, args), 0);
 	if (keep)
 		close(openat(fd, GUEST_KEEP_FILE, O_WRONLY | O_CREAT, 0644));
 	return fd;
@@ -389,7 +389,7 @@ static void test_take_name_fault(void **state)
 	close(open(vfio, O_WRONLY | O_CREAT, 0600));
 	dev[0] = vfio;
 	fd = make_guest("job-28.0", false, NULL);
-	assert_int_equal(journal_append(fd, "DEVOWNER", dev), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_DEVOWNER, dev), 0);
 	close(fd);
 	assert_int_equal(guest_take_name(&conf, 28, 0, 0, &res), -EIO);
 	assert_true(res.node_unsafe);
@@ -406,7 +406,7 @@ static int make_net_guest(const char *name, bool locked)
 	const char *link[] = { WRAP_BRIDGE, NULL };
 	int fd = make_guest(name, false, NULL);
 
-	assert_int_equal(journal_append(fd, "NETLINK", link), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_NETLINK, link), 0);
 	if (if_nametoindex(WRAP_BRIDGE) == 0)
 		assert_int_equal(
 			system("ip link add name " WRAP_BRIDGE " type bridge"),

@@ -391,15 +391,15 @@ static void test_teardown_seed_and_detach(void **state)
 	conf.shutdown_timeout = 0;
 	fd = statedir_open(top, "job-9.0", true);
 	assert_true(fd >= 0);
-	assert_int_equal(journal_append(fd, "SEED", seed), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_SEED, seed), 0);
 	assert_int_equal(mkdirat(fd, "seed", 0700), 0);
 	sfd = openat(fd, "seed", O_RDONLY | O_DIRECTORY);
 	close(openat(sfd, "user-data", O_WRONLY | O_CREAT, 0600));
 	close(openat(sfd, "meta-data", O_WRONLY | O_CREAT, 0600));
 	close(sfd);
 	close(openat(fd, "seed.iso", O_WRONLY | O_CREAT, 0600));
-	assert_int_equal(journal_append(fd, "DETACH", dev), 0);
-	assert_int_equal(journal_append(fd, "DOMAIN", dom), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_DETACH, dev), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_DOMAIN, dom), 0);
 
 	logged[0] = '\0';
 	log_set_level(LOG_LEVEL_INFO);
@@ -420,7 +420,7 @@ static void test_teardown_seed_and_detach(void **state)
 		const char *evil[] = { "../x", NULL };
 		int fd2 = statedir_open(top, "job-10.0", true);
 
-		assert_int_equal(journal_append(fd2, "SEED", evil), 0);
+		assert_int_equal(journal_append(fd2, JOURNAL_SEED, evil), 0);
 		assert_int_equal(teardown_replay(&conf, fd2, false, &res),
 				 -EIO);
 		assert_int_equal(res.failed, 1);
@@ -465,8 +465,8 @@ static void test_devowner(void **state)
 		const char *a[] = { dev, "0", "0", "600", NULL };
 		const char *b[] = { link, "0", "0", "644", NULL };
 
-		assert_int_equal(journal_append(fd, "DEVOWNER", a), 0);
-		assert_int_equal(journal_append(fd, "DEVOWNER", b), 0);
+		assert_int_equal(journal_append(fd, JOURNAL_DEVOWNER, a), 0);
+		assert_int_equal(journal_append(fd, JOURNAL_DEVOWNER, b), 0);
 	}
 	assert_int_equal(teardown_replay(&conf, fd, false, &res), -EIO);
 	assert_int_equal(res.failed, 1); /* the link */

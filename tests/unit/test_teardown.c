@@ -102,19 +102,19 @@ static int journal_job(const char *vf, const char *rec)
 	int fd = statedir_open(top, "job-77.0", true);
 
 	assert_true(fd >= 0);
-	assert_int_equal(journal_append(fd, "IBGUID", guid), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_IBGUID, guid), 0);
 	write_text(vf, "node", JOB_GUID);
 	write_text(vf, "port", JOB_GUID);
 	write_text(vf, "policy", "Follow");
-	assert_int_equal(journal_append(fd, "IBRECORD", record), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_IBRECORD, record), 0);
 	/* as a prolog killed while writing the record leaves it */
 	write_text(top, "job-77.n1" FILE_REPLACE_TMP_SUFFIX, "job 77");
 	write_text(top, "job-77.n1", "job 77");
-	assert_int_equal(journal_append(fd, "NETLINK", link), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_NETLINK, link), 0);
 	assert_int_equal(run("ip link add name " BRIDGE " type bridge"), 0);
-	assert_int_equal(journal_append(fd, "NFT", nft), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_NFT, nft), 0);
 	assert_int_equal(run("nft add table bridge " TABLE), 0);
-	assert_int_equal(journal_append(fd, "DOMAIN", dom), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_DOMAIN, dom), 0);
 	return fd;
 }
 
@@ -176,7 +176,7 @@ static void test_isolation_kept_while_guest_may_run(void **state)
 static char inc_top[] = "/tmp/svm-incarn.XXXXXX";
 
 /* One record of incarnation @fd's journal; @a1 may be NULL. */
-static void journal_one(int fd, const char *verb, const char *a0,
+static void journal_one(int fd, enum journal_verb verb, const char *a0,
 			const char *a1)
 {
 	const char *args[] = { a0, a1, NULL };
@@ -189,7 +189,7 @@ static void journal_guid(int fd, const char *vf, const char *old,
 {
 	const char *args[] = { vf, old, old, "Down", NULL };
 
-	assert_int_equal(journal_append(fd, "IBGUID", args), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_IBGUID, args), 0);
 	write_text(vf, "node", now);
 	write_text(vf, "port", now);
 	write_text(vf, "policy", "Follow");
@@ -230,14 +230,14 @@ static void test_earlier_incarnation_leaves_later_alone(void **state)
 	assert_true(fd0 >= 0);
 	journal_guid(fd0, vf, OLD_GUID, INC_GUID_0);
 	journal_guid(fd0, vf0, OLD_GUID, INC_GUID_0);
-	journal_one(fd0, "IBRECORD", rec, NULL);
-	journal_one(fd0, "NETLINK", BRIDGE, NULL);
-	journal_one(fd0, "NETLINK", VXLAN, NULL);
+	journal_one(fd0, JOURNAL_IBRECORD, rec, NULL);
+	journal_one(fd0, JOURNAL_NETLINK, BRIDGE, NULL);
+	journal_one(fd0, JOURNAL_NETLINK, VXLAN, NULL);
 	assert_int_equal(run("ip link add name " VXLAN " type bridge"), 0);
-	journal_one(fd0, "NFT", "bridge", TABLE);
-	journal_one(fd0, "NFT", "netdev", TABLE);
+	journal_one(fd0, JOURNAL_NFT, "bridge", TABLE);
+	journal_one(fd0, JOURNAL_NFT, "netdev", TABLE);
 	assert_int_equal(run("nft add table netdev " TABLE), 0);
-	journal_one(fd0, "DOMAIN", "slurmvm-job-77.0", NULL);
+	journal_one(fd0, JOURNAL_DOMAIN, "slurmvm-job-77.0", NULL);
 	close(fd0);
 
 	/* incarnation 1, live: one VF, the record, the bridge and the
@@ -251,13 +251,13 @@ static void test_earlier_incarnation_leaves_later_alone(void **state)
 	assert_int_equal(guest_earlier_vf_state(&conf, 77, 1, rec, &old), 0);
 	assert_int_equal(guest_earlier_vf_state(&conf, 77, 0, vf, &old), 0);
 	journal_guid(fd1, vf, OLD_GUID, JOB_GUID);
-	journal_one(fd1, "IBRECORD", rec, NULL);
+	journal_one(fd1, JOURNAL_IBRECORD, rec, NULL);
 	write_text(inc_top, "job-77.n1", "job 77");
-	journal_one(fd1, "NETLINK", BRIDGE, NULL);
+	journal_one(fd1, JOURNAL_NETLINK, BRIDGE, NULL);
 	assert_int_equal(run("ip link add name " BRIDGE " type bridge"), 0);
-	journal_one(fd1, "NFT", "bridge", TABLE);
+	journal_one(fd1, JOURNAL_NFT, "bridge", TABLE);
 	assert_int_equal(run("nft add table bridge " TABLE), 0);
-	journal_one(fd1, "DOMAIN", "slurmvm-job-77.1", NULL);
+	journal_one(fd1, JOURNAL_DOMAIN, "slurmvm-job-77.1", NULL);
 
 	guest_from_job(&g, 77, 0);
 	assert_int_equal(guest_reclaim(&conf, &g, 0, true, &res), 0);
@@ -335,23 +335,23 @@ static void test_earlier_incarnation_leaves_devices(void **state)
 	/* incarnation 0, as its prolog: DETACH, DEVOWNER, the guest */
 	fd0 = statedir_open(dev_top, "job-78.0", true);
 	assert_true(fd0 >= 0);
-	journal_one(fd0, "DETACH", PCI_ADDR, NULL);
+	journal_one(fd0, JOURNAL_DETACH, PCI_ADDR, NULL);
 	{
 		const char *a[] = { dev, "0", "0", "600", NULL };
 
-		assert_int_equal(journal_append(fd0, "DEVOWNER", a), 0);
+		assert_int_equal(journal_append(fd0, JOURNAL_DEVOWNER, a), 0);
 	}
 	assert_int_equal(devices_file_chown(dev, NOBODY, NOBODY, 0600, NULL),
 			 0);
-	journal_one(fd0, "DOMAIN", "slurmvm-job-78.0", NULL);
+	journal_one(fd0, JOURNAL_DOMAIN, "slurmvm-job-78.0", NULL);
 	close(fd0);
 
 	/* incarnation 1, as its prolog: the file's owner before the job
 	 * from incarnation 0's journal, not the job user it finds */
 	fd1 = statedir_open(dev_top, "job-78.1", true);
 	assert_true(fd1 >= 0);
-	assert_int_equal(guest_earlier_record(&conf, 78, 1, "DEVOWNER", dev,
-					      &earlier, &e),
+	assert_int_equal(guest_earlier_record(&conf, 78, 1, JOURNAL_DEVOWNER,
+					      dev, &earlier, &e),
 			 1);
 	assert_int_equal(e->n_args, 4);
 	snprintf(uid, sizeof(uid), "%s", e->args[1]);
@@ -359,17 +359,17 @@ static void test_earlier_incarnation_leaves_devices(void **state)
 	snprintf(mode, sizeof(mode), "%s", e->args[3]);
 	journal_free(&earlier);
 	assert_string_equal(uid, "0");
-	assert_int_equal(guest_earlier_record(&conf, 78, 0, "DEVOWNER", dev,
-					      &earlier, &e),
+	assert_int_equal(guest_earlier_record(&conf, 78, 0, JOURNAL_DEVOWNER,
+					      dev, &earlier, &e),
 			 0);
 	journal_free(&earlier);
-	journal_one(fd1, "DETACH", PCI_ADDR, NULL);
+	journal_one(fd1, JOURNAL_DETACH, PCI_ADDR, NULL);
 	{
 		const char *a[] = { dev, uid, gid, mode, NULL };
 
-		assert_int_equal(journal_append(fd1, "DEVOWNER", a), 0);
+		assert_int_equal(journal_append(fd1, JOURNAL_DEVOWNER, a), 0);
 	}
-	journal_one(fd1, "DOMAIN", "slurmvm-job-78.1", NULL);
+	journal_one(fd1, JOURNAL_DOMAIN, "slurmvm-job-78.1", NULL);
 	qemu = spawn_holder(dev, NOBODY, false); /* incarnation 1's qemu */
 
 	guest_from_job(&g, 78, 0);
@@ -443,10 +443,11 @@ static double replay_domain(struct vmconf *conf, const char *name)
 	_cleanup_close_ int fd = statedir_open(stop_top, name, true);
 
 	assert_true(fd >= 0);
-	assert_int_equal(journal_append(fd, "DOMAIN", dom), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_DOMAIN, dom), 0);
 	assert_int_equal(teardown_replay(conf, fd, false, &res), 0);
 	assert_int_equal(res.n_timed, 1);
-	assert_string_equal(res.timed[0].verb, "DOMAIN");
+	assert_string_equal(res.timed[0].verb,
+			    journal_verb_name(JOURNAL_DOMAIN));
 	return res.timed[0].seconds;
 }
 
@@ -495,6 +496,42 @@ static void test_guest_stop_logged_as_clean_or_destroyed(void **state)
 	run(logged);
 }
 
+/* A journal written before a verb was dropped or renamed (or edited): its
+ * unknown record and one of a known verb with the wrong arguments are
+ * skipped with an error each; the rest of it is undone. */
+static void test_unknown_record_skipped(void **state)
+{
+	static char dir[] = "/tmp/svm-unknown.XXXXXX";
+	const char *text = "GONE\tx\nRELAY\trelay.pid\nSEED\ta\tb\n";
+	struct teardown_result res;
+	struct vmconf conf;
+	int fd, jfd;
+
+	if (geteuid() != 0)
+		skip(); /* statedir_open() takes root's directories only */
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(vmconf_load(&conf, NULL), 0);
+	fd = statedir_open(dir, "job-80.0", true);
+	assert_true(fd >= 0);
+	jfd = openat(fd, JOURNAL_FILE, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(jfd >= 0);
+	assert_int_equal(write(jfd, text, strlen(text)), (ssize_t)strlen(text));
+	close(jfd);
+	log_set_sink(log_capture);
+	logged[0] = '\0';
+	assert_int_equal(teardown_replay(&conf, fd, false, &res), -EIO);
+	log_set_sink(NULL);
+	assert_int_equal(res.steps, 3);
+	assert_int_equal(res.failed, 2);
+	assert_non_null(strstr(logged, "unknown journal record GONE; skipped"));
+	assert_non_null(
+		strstr(logged, "journal record SEED has 2 arguments; skipped"));
+	close(fd);
+	vmconf_free(&conf);
+	snprintf(logged, sizeof(logged), "rm -rf %s", dir);
+	run(logged);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_earlier_incarnation_leaves_later_alone),
 		cmocka_unit_test(test_earlier_incarnation_leaves_devices),
 		cmocka_unit_test(test_guest_stop_logged_as_clean_or_destroyed),
+		cmocka_unit_test(test_unknown_record_skipped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,7 +93,7 @@ static int replay_virtiofsd(const char *name, pid_t pid,
 	snprintf(text, sizeof(text), "%ld %llu\n", (long)pid, start);
 	write_file(fd, "virtiofsd-0.pid", text);
 	write_file(fd, "sock/virtiofsd-0.sock", "");
-	assert_int_equal(journal_append(fd, "VIRTIOFSD", args), 0);
+	assert_int_equal(journal_append(fd, JOURNAL_VIRTIOFSD, args), 0);
 	assert_int_equal(vmconf_load(&conf, NULL), 0);
 	r = teardown_replay(&conf, fd, false, res);
 	assert_int_equal(res->steps, 1);
