@@ -1,6 +1,8 @@
 # room: admin uses: core job net hw vm slurm
 # slurm-vm: the admin tool. One file per subcommand (admin/cmd_*.c), declared
 # in admin/commands.h and listed in the table in admin/slurm-vm.c.
+# check-config's areas are in admin/check/, one file each, in this room
+# (scripts/check-rooms reads a room's subdirectories as its own).
 sbin_PROGRAMS += admin/slurm-vm
 admin_slurm_vm_SOURCES = \
 	admin/slurm-vm.c admin/commands.h \
@@ -8,6 +10,12 @@ admin_slurm_vm_SOURCES = \
 	admin/cmd_gres.c \
 	admin/cmd_plan.c \
 	admin/cmd_check_config.c \
+	admin/check/check.h admin/check/report.c \
+	admin/check/slurm_conf.c admin/check/timeouts.c \
+	admin/check/cgroups.c admin/check/plugstack.c \
+	admin/check/gres.c admin/check/pmix.c \
+	admin/check/images.c admin/check/network.c \
+	admin/check/shares.c admin/check/libvirt.c \
 	admin/cmd_list.c \
 	admin/cmd_cleanup.c \
 	admin/cmd_ib_partitions.c \
