@@ -27,6 +27,14 @@ admin_slurm_vm_LDADD = common/slurm/libslurmvm-slurm.la common/vm/libslurmvm-vm.
 	$(SLURM_LIBS)
 
 # The tool on the fixtures, and check-config on a Debian-like node, in
-# `make check`.
-TESTS += admin/test-slurm-vm.sh admin/test-check-config.sh
-dist_noinst_SCRIPTS += admin/test-slurm-vm.sh admin/test-check-config.sh
+# `make check`: its own checks, then each area's planted faults beside the
+# area's source, all on admin/check/test-setup.sh's node.
+CHECK_CONFIG_TESTS = admin/test-check-config.sh \
+	admin/check/test-slurm_conf.sh admin/check/test-timeouts.sh \
+	admin/check/test-cgroups.sh admin/check/test-plugstack.sh \
+	admin/check/test-gres.sh admin/check/test-pmix.sh \
+	admin/check/test-images.sh admin/check/test-shares.sh \
+	admin/check/test-libvirt.sh
+TESTS += admin/test-slurm-vm.sh $(CHECK_CONFIG_TESTS)
+dist_noinst_SCRIPTS += admin/test-slurm-vm.sh $(CHECK_CONFIG_TESTS)
+dist_noinst_DATA += admin/check/test-setup.sh
