@@ -17,8 +17,10 @@
 # - a user who kills their restored qemu gets a cold boot that starts from
 #   a clean state (its own virtiofsd where the shares are virtiofs); one
 #   who keeps stopping it (SIGSTOP) gets a job fault within BootTimeout,
-#   never a prolog that outlasts its budget and drains the node (issue
-#   #41);
+#   never a prolog that outlasts its budget and drains the node; a user
+#   in 200 groups of long names (one 64 KiB frame could not carry them)
+#   is restored; an image whose kernel another user owns boots cold, its
+#   files never run by the template's root qemu (issue #41);
 # - a damaged template is a cold boot with the reason in the log, never a
 #   failed job; afterwards nothing of the jobs is left on either node.
 # cluster-timeout: 900
@@ -275,6 +277,23 @@ for node in n1 n2; do
 		fail "job $j6 on $node: the guest's user is in '$n' of the 200 long groups"
 done
 
+# 3c. The template's qemu is root's: an image file another user can
+# change (here the catalog's kernel, given to svmtest) boots cold, and no
+# template of it is made or restored.
+kernel=$(sed -n 's/^Kernel=//p' "$HARNESS_CATALOG"/testguest.image 2>/dev/null | head -1)
+[ -n "$kernel" ] || kernel=$(ls "$HARNESS_DIR"/vm/boot/vmlinu* 2>/dev/null | head -1)
+owner=$(stat -c %u:%g "$kernel")
+chown svmtest "$kernel"
+run_job svmtest -N1 -w n1
+j7=$job
+chown "$owner" "$kernel"
+grep -q "job $j7: boots cold: .*vmlinu.* is not root's alone" "$HARNESS_VM_LOG" &&
+	! grep -q "job $j7: restored from warm template" "$HARNESS_VM_LOG" &&
+	ok "a kernel svmtest owns: $(grep -o "job $j7: boots cold: .* is not root's alone" "$HARNESS_VM_LOG" | head -1)" ||
+	fail "job $j7 with a kernel svmtest owns ($kernel): $(grep "job $j7: \(boots cold\|restored\|warm\)" "$HARNESS_VM_LOG" | tr '\n' ' ')"
+grep -q "^who n1: n1 svmtest" "$HARNESS_WORK/svmtest/warm.out" &&
+	ok "job $j7 ran cold" || fail "job $j7: $(head -c 300 "$HARNESS_WORK/svmtest/warm.out")"
+
 # 4. A damaged template is a cold boot, with the reason logged.
 for f in "$HARNESS_DIR"/nodes/n1/vm/warm/*/state.save; do
 	chmod u+w "$f" && truncate -s 200 "$f"
@@ -316,6 +335,7 @@ guest_nothing_left "$j5" n2
 for node in n1 n2; do
 	guest_nothing_left "$j6" "$node"
 done
+guest_nothing_left "$j7" n1
 for node in n1 n2; do
 	guest_jobnet_nothing_left "$node"
 	harness_node_exec "$node" virsh -q list --name 2>/dev/null | grep -q svm-warm &&
