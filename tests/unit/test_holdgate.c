@@ -73,7 +73,7 @@ static void test_ctld_unreachable(void **state)
 
 	for (double t = 0.0; t < 5.0; t += 0.1)
 		assert_false(hold_gate_release(&g, t, false, ask, &c));
-	assert_in_range(c.asked, 4, 6);
+	assert_true(c.asked >= 4 && c.asked <= 6);
 	c.answer = 1;
 	assert_true(hold_gate_release(&g, 6.0, false, ask, &c));
 }
