@@ -21,8 +21,8 @@ victim=common/job/request.c
 plant='#include "vm/reclaim.h"'
 # The copies: every room's local.mk and sources, the check itself.
 (cd "$src" && tar cf - scripts/check-rooms */local.mk common/*/local.mk \
-	common/*/*.[ch] spank_vm/*.[ch] prolog/*.[ch] epilog/*.[ch] \
-	agent/*.[ch] admin/*.[ch] gres_vgpu/*.[ch]) >"$t/tree.tar"
+	agent/*/local.mk common/*/*.[ch] spank_vm/*.[ch] prolog/*.[ch] \
+	epilog/*.[ch] agent/*/*.[ch] admin/*.[ch] gres_vgpu/*.[ch]) >"$t/tree.tar"
 tar xf "$t/tree.tar" -C "$t"
 tar xf "$t/tree.tar" -C "$ls"
 line=$(grep -n '^#include "' "$t/$victim" | tail -1 | cut -d: -f1)
