@@ -32,4 +32,4 @@ gres_vgpu_ibvf_dlopen_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/gres_vgpu $(SLURM_CP
 gres_vgpu_ibvf_dlopen_LDADD = -ldl
 TESTS += gres_vgpu/test-gres-ibvf.sh
 endif
-dist_noinst_SCRIPTS += gres_vgpu/test-gres-ibvf.sh gres_vgpu/compile-check.sh
+dist_noinst_SCRIPTS += gres_vgpu/test-gres-ibvf.sh gres_vgpu/ibvf-compile-check.sh
