@@ -1,4 +1,8 @@
 # room: gres_vgpu uses: core job hw
+# The suite's GRES plugins, loaded by slurmd as root: gres/ibvf today
+# (gres_ibvf.c, ibvf.c; gres/vgpu will join it). Which file is which
+# plugin and how each is built: gres_vgpu/README.md.
+EXTRA_DIST += gres_vgpu/README.md
 # gres/ibvf needs Slurm-internal headers: only with --with-slurm-source.
 if HAVE_SLURM_SOURCE
 # The Slurm half: Slurm's config.h and headers first (-iquote beats our -I.).
