@@ -8,7 +8,7 @@
 # Starts the test cluster with the test guest and two VM jobs of one CPU
 # each, side by side so that load on the machine hits both alike: one with
 # --vm-batch (the script runs in the guest; each srun goes to the host
-# through the batch session, agent/hostcmd.h) and one without (the script
+# through the batch session, agent/shared/hostcmd.h) and one without (the script
 # runs on the host). Both scripts time N x `srun -n1 true` themselves (the
 # steps' tasks run in the guest in both), after one warm-up step. Prints
 # medians and p90s, the ratio, and lines

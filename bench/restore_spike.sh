@@ -18,7 +18,7 @@
 # same round trip to the running agent is the criterion both times. The
 # template's channel client disconnects before the save, as a template's
 # relay would be gone; the restored agent then finds the host again by
-# itself (it retries every second, agent/agent.c RETRY_MS).
+# itself (it retries every second, agent/guest/agent.c RETRY_MS).
 #
 #   bench/restore_spike.sh [N]   (N cold and N warm starts, default 3;
 #                                 medians)

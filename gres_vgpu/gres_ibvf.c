@@ -38,7 +38,7 @@
 
 /*
  * API differences, by release (each guard at the release that made it;
- * compile-check.sh checks a configured tree of any release):
+ * ibvf-compile-check.sh checks a configured tree of any release):
  *  22.05       src/common/gres.h, gres_p_epilog_{build,set}_env with
  *              gres_epilog_info_t; common_{node_config_load,send_stepd,
  *              recv_stepd}(), add_gres_to_list() with one argument per

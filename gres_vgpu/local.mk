@@ -1,4 +1,8 @@
 # room: gres_vgpu uses: core job hw
+# The suite's GRES plugins, loaded by slurmd as root: gres/ibvf today
+# (gres_ibvf.c, ibvf.c; gres/vgpu will join it). Which file is which
+# plugin and how each is built: gres_vgpu/README.md.
+EXTRA_DIST += gres_vgpu/README.md
 # gres/ibvf needs Slurm-internal headers: only with --with-slurm-source.
 if HAVE_SLURM_SOURCE
 # The Slurm half: Slurm's config.h and headers first (-iquote beats our -I.).
@@ -32,4 +36,4 @@ gres_vgpu_ibvf_dlopen_CPPFLAGS = $(SVM_CPPFLAGS) -I$(ROOMS)/gres_vgpu $(SLURM_CP
 gres_vgpu_ibvf_dlopen_LDADD = -ldl
 TESTS += gres_vgpu/test-gres-ibvf.sh
 endif
-dist_noinst_SCRIPTS += gres_vgpu/test-gres-ibvf.sh gres_vgpu/compile-check.sh
+dist_noinst_SCRIPTS += gres_vgpu/test-gres-ibvf.sh gres_vgpu/ibvf-compile-check.sh

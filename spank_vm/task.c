@@ -273,7 +273,7 @@ static int task_env(spank_t sp, const struct vmconf *conf, const char *state,
  * guest writes to a private file and executes, with the script's arguments
  * and stdin from /dev/null, as slurmstepd would. First the agent binary
  * (SLURM_VM_AGENT) sets up the Slurm commands the script may run on the
- * host over the session's PMI stream (agent/hostcmd.h), first in its PATH. */
+ * host over the session's PMI stream (agent/shared/hostcmd.h), first in its PATH. */
 #define BATCH_RUNNER                                                          \
 	"f=$(mktemp \"${TMPDIR:-/tmp}/slurm_script.XXXXXX\") && cat >\"$f\" " \
 	"&& chmod 700 \"$f\" || exit 1\n"                                     \

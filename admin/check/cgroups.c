@@ -19,7 +19,7 @@
 #include "job/vmconf.h"
 
 /* The guest's processes are adopted into the job's extern step (issue
- * #29, doc/design-notes-29.md section 4): what accounting and the job's
+ * #29, doc/notes/design-notes-29.md section 4): what accounting and the job's
  * cgroups will and will not see with this node's slurm.conf and
  * cgroup.conf (beside it, read as Slurm reads it; none: Slurm's
  * defaults). */

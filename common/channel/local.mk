@@ -1,7 +1,7 @@
 # room: channel uses: core
 # libc only: the guest channel's wire format (doc/protocol.md), and the
 # environment a task in the guest gets for PMIx and the job network.
-# The static guest agent compiles its sources in (agent/local.mk).
+# The static guest agent compiles its sources in (agent/guest/local.mk).
 noinst_LTLIBRARIES += common/channel/libslurmvm-channel.la
 common_channel_libslurmvm_channel_la_SOURCES = \
 	common/channel/netenv.c \

@@ -4,7 +4,7 @@
  * The persona's format (doc/protocol.md, PERSONA): the job's identity for
  * a guest restored from a template, one "key=value" entry a line. Its one
  * owner: the prolog writes the file with it, the relay reads and sends it
- * with it, the agent gathers and checks it with it (agent/persona.h
+ * with it, the agent gathers and checks it with it (agent/guest/persona.h
  * applies it). What a user influences (names, groups, home, keys) goes
  * through the same checks on every side, so a file the writer accepts is
  * one the relay sends and the agent takes.
@@ -19,7 +19,7 @@
  *   shell=PATH                           absolute, no ':'
  *   member=NAME
  *   authorized_key=LINE                  one authorized_keys line
- *   hosts=LINE  net=...  share=...       agent/persona.h
+ *   hosts=LINE  net=...  share=...       agent/guest/persona.h
  *
  * A persona larger than one frame goes as several PERSONA: all but the
  * last start with "more=1"; the agent answers once, after the last.

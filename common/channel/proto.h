@@ -79,7 +79,7 @@
 #define PROTO_MAX_STRING  (128u * 1024u) /* with its NUL */
 
 /* The 9p mount tag of share @i, in the domain and in the guest's mount:
- * the agent tells a share by it (agent/workdir.c). */
+ * the agent tells a share by it (agent/guest/workdir.c). */
 #define SHARED_DIR_TAG_FMT    "svmshare%u"
 #define PROTO_MAX_PATH	      4096u /* with its NUL */
 #define PROTO_MAX_IDENTITY    256u  /* without its NUL */
@@ -97,7 +97,7 @@
 #define PROTO_ENV_AFFINITY "SLURM_VM_AFFINITY"
 
 /* A --vm-batch script's variable NAME=value, other than Slurm's, as the
- * host's server of its Slurm commands (agent/hostcmd_env.h) passes it to
+ * host's server of its Slurm commands (agent/host/hostcmd_env.h) passes it to
  * them: a name nothing on the host reads. A step's task in the guest gets
  * NAME=value again (taskenv.h). */
 #define PROTO_ENV_GUEST_PREFIX "SLURM_VM_GUESTENV_"

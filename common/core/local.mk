@@ -1,7 +1,7 @@
 # room: core uses: -
 # libc only: logging, strings, files, the clock, running helper programs,
 # a process into another's cgroups.
-# The static guest agent compiles its sources in (agent/local.mk).
+# The static guest agent compiles its sources in (agent/guest/local.mk).
 noinst_LTLIBRARIES += common/core/libslurmvm-core.la
 common_core_libslurmvm_core_la_SOURCES = \
 	common/core/cgroup.c \

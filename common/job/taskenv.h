@@ -35,7 +35,7 @@
  *     affinity (taskenv_affinity), for the agent, which applies and removes
  *     it; dropped if the host names it some other way.
  *   - PROTO_ENV_GUEST_PREFIX NAME=value: what a --vm-batch script in the
- *     guest exported, which its srun passed renamed (agent/hostcmd_env.h):
+ *     guest exported, which its srun passed renamed (agent/host/hostcmd_env.h):
  *     NAME=value in place of the host's NAME, after all the rules above
  *     (the script's PATH and TMPDIR win), except where the step sets
  *     NAME for each task (the GPU variables, PMI_*, PMIX_*,

@@ -23,11 +23,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "hostcmd.h"
+#include "agent_shared/hostcmd.h"
 #include "hostcmd_env.h"
 #include "channel/proto.h"
 #include "core/strutil.h"
-#include "util.h"
+#include "agent_shared/util.h"
 
 /* Over the server's 1 MiB bound plus what the socket buffers and the
  * reader hold, far under the flood. */

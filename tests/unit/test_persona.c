@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* agent/persona.c's file edits on a root of the test's own: what they add,
+/* agent/guest/persona.c's file edits on a root of the test's own: what they add,
  * that applying them twice changes nothing, the job's block of /etc/hosts. */
 #include "config.h"
 

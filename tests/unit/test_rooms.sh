@@ -3,7 +3,8 @@
 # first line which rooms it may use, and only common/slurm includes
 # libslurm's <slurm/slurm.h>. Two guards hold it, shown here on a
 # planted wrong include (job, which spank_vm.so links, including vm's
-# reclaim.h, which needs libvirt):
+# reclaim.h, which needs libvirt; the guest agent including a header of
+# the host's slurm-vm-exec, the host's relay one of the guest agent's):
 #  - scripts/check-rooms, over the includes of the tree (and here a copy
 #    with the plant): FILE:LINE, the wrong arrow, the local.mk line;
 #  - the compiler: a room's sources see only build/rooms/ROOM/
@@ -21,13 +22,23 @@ victim=common/job/request.c
 plant='#include "vm/reclaim.h"'
 # The copies: every room's local.mk and sources, the check itself.
 (cd "$src" && tar cf - scripts/check-rooms */local.mk common/*/local.mk \
-	common/*/*.[ch] spank_vm/*.[ch] prolog/*.[ch] epilog/*.[ch] \
-	agent/*.[ch] admin/*.[ch] gres_vgpu/*.[ch]) >"$t/tree.tar"
+	agent/*/local.mk common/*/*.[ch] spank_vm/*.[ch] prolog/*.[ch] \
+	epilog/*.[ch] agent/*/*.[ch] admin/*.[ch] gres_vgpu/*.[ch]) >"$t/tree.tar"
 tar xf "$t/tree.tar" -C "$t"
 tar xf "$t/tree.tar" -C "$ls"
 line=$(grep -n '^#include "' "$t/$victim" | tail -1 | cut -d: -f1)
 sed -i "${line}a $plant" "$t/$victim"
 line=$((line + 1))
+# The two sides of the guest channel: the guest agent including a header of
+# the host's slurm-vm-exec, the host's relay one of the guest agent's.
+guest=agent/guest/spawn.c
+host=agent/host/relay.c
+gline=$(grep -n '^#include "' "$t/$guest" | tail -1 | cut -d: -f1)
+sed -i "${gline}a #include \"hostcmd_env.h\"" "$t/$guest"
+gline=$((gline + 1))
+hline=$(grep -n '^#include "' "$t/$host" | tail -1 | cut -d: -f1)
+sed -i "${hline}a #include \"persona.h\"" "$t/$host"
+hline=$((hline + 1))
 
 if command -v python3 >/dev/null; then
 	check "the tree: every include within its room's uses" \
@@ -39,6 +50,10 @@ if command -v python3 >/dev/null; then
 	check "the planted include fails the check" "[ $rc = 1 ]"
 	check "... named with its line, arrow and the uses line" \
 		"grep -qxF '$victim:$line: includes \"vm/reclaim.h\" of room vm; room job may use only: channel core (common/job/local.mk:1)' '$t/plant.out'"
+	check "the guest agent including a host side's header fails, named" \
+		"grep -qxF '$guest:$gline: includes \"hostcmd_env.h\" of room agent_host; room agent_guest may use only: agent_shared channel core (agent/guest/local.mk:1)' '$t/plant.out'"
+	check "... and the host's relay including the guest's" \
+		"grep -qxF '$host:$hline: includes \"persona.h\" of room agent_guest; room agent_host may use only: agent_shared channel core (agent/host/local.mk:1)' '$t/plant.out'"
 	# A cycle between rooms is named too: core saying it uses job.
 	sed -i '1s/.*/# room: core uses: job/' "$t/common/core/local.mk"
 	rc=0
@@ -90,4 +105,11 @@ check "the planted include does not compile as room job" \
 	"[ $rc != 0 ] && grep -q 'vm/reclaim.h: No such file' '$t/cc.err'"
 check "... and compiles in a room that may use vm (prolog)" \
 	"compile prolog '$t/$victim'"
+check "$guest compiles as room agent_guest" \
+	"compile agent_guest '$src/$guest'"
+rc=0
+compile agent_guest "$t/$guest" || rc=$?
+cat "$t/cc.err"
+check "a host side's header does not compile in the guest agent" \
+	"[ $rc != 0 ] && grep -q 'hostcmd_env.h: No such file' '$t/cc.err'"
 [ $fails = 0 ]

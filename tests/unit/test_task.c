@@ -373,7 +373,7 @@ static void test_env_paths_and_pass(void **state)
 }
 
 /* What a --vm-batch script exported in the guest reaches its steps' tasks
- * in the guests: srun passed it renamed (agent/hostcmd_env.h). */
+ * in the guests: srun passed it renamed (agent/host/hostcmd_env.h). */
 static void test_env_guest_vars(void **state)
 {
 	struct taskenv_rule tmp = { .tmpdir = "/tmp", .affinity = "0-1" };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Where a task starts in the guest (agent/workdir.c): in the host's
+/* Where a task starts in the guest (agent/guest/workdir.c): in the host's
  * directory only when the guest has it from a share, else in /tmp with the
  * reason. The shares are read from a mountinfo file as the kernel writes
  * it; the directories are real. */

@@ -30,14 +30,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hostcmd.h"
+#include "agent_shared/hostcmd.h"
 #include "persona.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "channel/pmixenv.h"
 #include "channel/proto.h"
 #include "spawn.h"
-#include "util.h"
+#include "agent_shared/util.h"
 
 #define PORT_NAME	    "org.slurm-vm.agent.0"
 #define MAX_SESSIONS	    1024

@@ -20,13 +20,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hostcmd.h"
+#include "agent_shared/hostcmd.h"
 #include "hostcmd_env.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "channel/proto.h"
 #include "core/strutil.h"
-#include "util.h"
+#include "agent_shared/util.h"
 
 /* While this much waits for the guest, stop reading the commands' output
  * and the guest's requests (each may be answered by a refusal): a guest

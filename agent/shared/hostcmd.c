@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "hostcmd.h"
+#include "agent_shared/hostcmd.h"
 
 const char *const hostcmd_names[] = {
 	"srun",	   "scontrol", "squeue", "sinfo",

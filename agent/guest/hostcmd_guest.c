@@ -20,12 +20,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hostcmd.h"
+#include "agent_shared/hostcmd.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "channel/proto.h"
 #include "core/strutil.h"
-#include "util.h"
+#include "agent_shared/util.h"
 
 extern char **environ;
 

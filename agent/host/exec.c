@@ -26,13 +26,13 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "hostcmd.h"
+#include "agent_shared/hostcmd.h"
 #include "core/log.h"
 #include "core/macro.h"
 #include "channel/pmixenv.h"
 #include "channel/proto.h"
 #include "core/strutil.h"
-#include "util.h"
+#include "agent_shared/util.h"
 
 #define SESSION		   1
 #define EXIT_FAILURE_INFRA 255

@@ -35,7 +35,7 @@
 #include "channel/proto.h"
 #include "core/run.h"
 #include "core/strutil.h"
-#include "util.h"
+#include "agent_shared/util.h"
 
 #define MAX_CLIENTS	    256
 #define MAX_CLIENT_SESSIONS 16

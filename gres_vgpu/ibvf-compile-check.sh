@@ -1,15 +1,15 @@
 #!/bin/sh
-# gres_vgpu/compile-check.sh TREE: compiles the Slurm half of gres/ibvf
+# gres_vgpu/ibvf-compile-check.sh TREE: compiles the Slurm half of gres/ibvf
 # against a configured Slurm source tree of any release, to check the
 # SLURM_VERSION_NUMBER guards without installing that Slurm (a plugin can
 # only be linked and loaded against the installed version, see configure),
 # and that it defines exactly the entry points that release looks up. For
 # example a release's tag, configured (only config.h is used):
 #   git -C slurm archive slurm-23-02-8-1 | tar -C s23 -xf -; (cd s23 && ./configure)
-#   gres_vgpu/compile-check.sh s23
+#   gres_vgpu/ibvf-compile-check.sh s23
 # tests/platform/slurm-source.sh makes a platform's tree (24.11, 26.05).
 set -eu
-tree=${1:?usage: gres_vgpu/compile-check.sh CONFIGURED-SLURM-TREE}
+tree=${1:?usage: gres_vgpu/ibvf-compile-check.sh CONFIGURED-SLURM-TREE}
 here=$(cd "$(dirname "$0")" && pwd)
 [ -f "$tree/config.h" ] || { echo "compile-check: $tree has no config.h: run its ./configure" >&2; exit 2; }
 version=$(sed -n 's/^#define SLURM_VERSION_STRING "\(.*\)"/\1/p' "$tree/config.h")

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "core/macro.h"
-#include "util.h"
+#include "agent_shared/util.h"
 
 int fd_set_nonblock(int fd, bool on)
 {
