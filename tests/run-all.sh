@@ -98,18 +98,27 @@ configure_build() { # configure_build DIR CONFIGURE-ARGS...
 	}
 }
 
-# The cluster tests each platform runs (the rest run on the host's): the
-# platform's Slurm with the suite's plugins, prolog and epilog, gres/ibvf in
-# slurmd, guests under its libvirtd and qemu (the host's test guest; Open MPI
-# over PMIx in a Debian 12 guest and in the platform's own cloud image, with
-# Debian's cloud kernel and its share over virtiofs; the shares over
-# virtiofs with their boundaries); the
-# platform's Debian packages and the -N2 headline job from them
-# (platform_stage).
-# test_accounting: slurmdbd on MariaDB, the guest in the job's accounting
-# and cgroups (issue #29), on each platform's Slurm. test_warm_start on
-# trixie: libvirt 11.3 restores a save image unlike 9.0 (two opens), and
-# its shares are virtiofs, hot-plugged.
+# The cluster tests each platform runs, each for what differs there (the
+# rest run on the host's alone); the platform's Debian packages and the -N2
+# headline job from them run in every platform_stage:
+#   test_slurm_basic       the release's SPANK, Prolog and Epilog interfaces
+#                          (compat.h), plain jobs untouched
+#   test_gres_plugin       gres/ibvf built against the release's source
+#                          (trixie: forky's source is not on the mirror)
+#   test_vm_batch          the release's batch step, --vm-batch's srun back
+#                          to the host, the extern step's sleep (or none)
+#   test_user_cannot_drain libslurm's hostile SPANK_* submission path of the
+#                          release, and its job faults
+#   test_cloud_image       the platform's libvirtd and qemu with cloud-init
+#                          guests, Open MPI over the release's PMIx plugin
+#   test_guest_mix         trixie's own cloud image: Debian's cloud kernel,
+#                          Open MPI 5 and PMIx 5 in the guest
+#   test_shares_virtiofs   Debian 13's Rust virtiofsd (bookworm has none)
+#   test_share_bench       9p against virtiofs, only comparable there
+#   test_accounting        slurmdbd on MariaDB 11, the release's cgroup and
+#                          jobacct_gather plugins: the guest counted once
+#   test_warm_start        libvirt 11.3 restores a save image unlike 9.0
+#                          (two opens), its shares virtiofs, hot-plugged
 platform_tests_trixie=(test_slurm_basic test_gres_plugin test_vm_batch
 	test_user_cannot_drain test_cloud_image test_guest_mix
 	test_shares_virtiofs test_share_bench test_accounting test_warm_start)
