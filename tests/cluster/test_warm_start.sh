@@ -57,13 +57,24 @@ akeys_restore() {
 		rm -f "$akeys_home/.ssh/authorized_keys"
 	fi
 }
-# The long groups of section 3b, gone whatever ends the test.
+# The long groups of section 3b, gone whatever ends the test: in place
+# (each node's /etc/group is a copy bound over it, tests/cluster/libvirt.sh;
+# a rename would not reach it).
+long_groups_drop() {
+	grep -v '^svmtest-long-group-' /etc/group >/etc/group.svmt-tmp
+	cat /etc/group.svmt-tmp >/etc/group
+	rm -f /etc/group.svmt-tmp
+}
 long_groups_remove() {
-	sed -i '/^svmtest-long-group-/d' /etc/group
+	local node
+	for node in n1 n2; do
+		harness_node_exec "$node" bash -c "$(declare -f long_groups_drop); long_groups_drop"
+	done
+	long_groups_drop
 }
 harness_exit_hook() {
 	akeys_restore
-	long_groups_remove
+	long_groups_drop
 }
 
 cat >"$HARNESS_WORK/warm-job.sh" <<'EOS'
@@ -71,6 +82,7 @@ cat >"$HARNESS_WORK/warm-job.sh" <<'EOS'
 cat >"$PWD/warm-task.sh" <<'EOT'
 n=$SLURMD_NODENAME
 echo "who $n: $(hostname) $(id -un) $(id -u) $(id -Gn | tr ' ' ,)"
+echo "lgroups $n: $(grep -c "^svmtest-long-group-.*:$(id -un)\$" /etc/group)"
 echo "rng $n: $(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 echo "mid $n: $(cat /etc/machine-id 2>/dev/null || echo none)"
 echo "addr $n: $(ip -4 -o addr show job0 2>/dev/null | awk '{print $4}')"
@@ -261,13 +273,26 @@ s=$(sinfo -h -N -o '%N %t' | sort | tr '\n' ' ')
 long=$(printf 'x%.0s' $(seq 1 200))
 for i in $(seq 1 200); do
 	echo "svmtest-long-group-$i-$long:x:$((61000 + i)):svmtest2"
-done >>/etc/group
+done >"$HARNESS_WORK/long-groups"
+cat "$HARNESS_WORK/long-groups" >>/etc/group
+for node in n1 n2; do
+	harness_node_exec "$node" sh -c "cat '$HARNESS_WORK/long-groups' >>/etc/group"
+	n=$(harness_node_exec "$node" getent group svmtest-long-group-200-"$long" | cut -d: -f3)
+	[ "$n" = 61200 ] || fail "$node: the long groups are not in its /etc/group ('$n')"
+done
 run_job svmtest2
 j6=$job
 long_groups_remove
 [ "$(grep -c "job $j6: restored from warm template" "$HARNESS_VM_LOG")" = 2 ] &&
 	ok "job $j6 (200 groups of 230-character names: 96 KiB of identity): restored on both nodes" ||
 	fail "job $j6 (200 long groups): $(grep "job $j6: \(boots cold\|restored\|warm\)" "$HARNESS_VM_LOG" | tr '\n' ' ')"
+# The guest's /etc/group, the persona's (the task's own groups are
+# slurmctld's, cached from before the groups were added).
+for node in n1 n2; do
+	n=$(sed -n "s/^lgroups $node: //p" "$HARNESS_WORK/svmtest2/warm.out")
+	[ "$n" = 200 ] && ok "job $j6 on $node: the guest's user is in all 200 long groups" ||
+		fail "job $j6 on $node: the guest's user is in '$n' of the 200 long groups"
+done
 # 3c. The template's qemu is root's: an image file another user can
 # change (here the catalog's kernel, given to svmtest) boots cold, and no
 # template of it is made or restored.
