@@ -266,8 +266,7 @@ static int adopt_run(struct adopt *a, const struct vmconf *conf)
 						: strerror(-r));
 		/* 26.05's extern step has no task of its own: the first
 		 * process it adopts is the one the others join */
-		if (r == 0 && i == 0 && !t.model &&
-		    adopt_target_by_cgroup(conf->path))
+		if (r == 0 && i == 0 && !t.model && t.join)
 			t.model = a->pids[0];
 	}
 	if (r == 0)

@@ -5,7 +5,6 @@
  * adopt.c and hold.c, which both adopt. */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -23,34 +22,6 @@
 #include "slurm/slurmconf.h"
 #include "slurm/stepd.h"
 
-/* The extern step's own task: Slurm's `sleep` (22.05, 24.11), a child of
- * the slurmstepd that runs us; 0 when it has none (26.05). */
-static pid_t extern_task(void)
-{
-	_cleanup_closedir_ DIR *tasks = NULL;
-	struct dirent *de;
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "/proc/%ld/task", (long)getppid());
-	tasks = opendir(path);
-	while (tasks && (de = readdir(tasks))) {
-		_cleanup_fclose_ FILE *f = NULL;
-		char comm[16];
-		long pid;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/task/%s/children",
-			 (long)getppid(), de->d_name);
-		f = fopen(path, "re");
-		while (f && fscanf(f, "%ld", &pid) == 1)
-			if (pid > 1 && proc_comm((pid_t)pid, comm) == 0 &&
-			    strcmp(comm, "sleep") == 0)
-				return (pid_t)pid;
-	}
-	return 0;
-}
-
 /* jobacct_gather/cgroup reads the CPU and memory of a task's cgroup once
  * for each process the extern step adopted (each is a task there, all
  * with the node's one task id and so one cgroup): sacct then counted the
@@ -60,7 +31,7 @@ static pid_t extern_task(void)
  * join the cgroups of the step's one task instead, which Slurm counts
  * once and kills at the step's end. Elsewhere (jobacct_gather/linux reads
  * each task's own /proc) the step adopts each. */
-bool adopt_target_by_cgroup(const char *config)
+static bool adopt_target_by_cgroup(const char *config)
 {
 	_cleanup_free_ char *path = NULL;
 	struct slurmconf sc = { 0 };
@@ -100,7 +71,11 @@ int adopt_target_init(struct adopt_target *t, const char *config,
 		      const char *node, unsigned job_id)
 {
 	*t = (struct adopt_target){ .node = node, .job_id = job_id };
-	if (adopt_target_by_cgroup(config))
-		t->model = extern_task();
+	t->join = adopt_target_by_cgroup(config);
+	/* the extern step's own task: Slurm's `sleep` (22.05, 24.11), a
+	 * child of the slurmstepd that runs us, perhaps not yet exec'd;
+	 * none on 26.05 */
+	if (t->join)
+		t->model = proc_child_named(getppid(), "sleep", 1000);
 	return 0;
 }

@@ -9,18 +9,16 @@
 #include <sys/types.h>
 
 /* Where adopted processes go: the cgroups of @model, the extern step's
- * own task (0: the step adopts each, libslurm's stepd socket). */
+ * own task (0: the step adopts each, libslurm's stepd socket). @join:
+ * Slurm's cgroups track the steps and do their accounting
+ * (proctrack/cgroup, jobacct_gather/cgroup), so the guest's processes
+ * join a task's cgroups rather than each being adopted. */
 struct adopt_target {
 	const char *node;
 	unsigned job_id;
+	bool join;
 	pid_t model;
 };
-
-/* Whether Slurm's cgroups track the steps and do their accounting
- * (proctrack/cgroup, jobacct_gather/cgroup in slurm.conf beside vm.conf
- * @config, or $SLURM_CONF): the guest's processes then join the cgroups
- * of the extern step's one task instead of each being adopted. */
-bool adopt_target_by_cgroup(const char *config);
 
 /* The target for job @job_id on @node as slurm.conf beside vm.conf
  * @config (or $SLURM_CONF) sets Slurm's tracking and accounting. */

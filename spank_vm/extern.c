@@ -86,46 +86,6 @@ static int run_adopt(const struct vmconf *conf, uint32_t job, const char *mode,
 	return r;
 }
 
-/* Is @pid, or once its exec is done does it become, `sleep` (before its
- * exec it is still slurmstepd)? */
-static bool is_sleep(pid_t pid)
-{
-	char comm[16] = "";
-
-	for (int i = 0; i < 100; i++) {
-		proc_comm(pid, comm);
-		if (strcmp(comm, "slurmstepd") != 0)
-			break;
-		usleep(10000);
-	}
-	return strcmp(comm, "sleep") == 0;
-}
-
-/* The extern step's sleep: this hook runs in the extern slurmstepd, and
- * the sleep is its child (/proc/self/task/TID/children: S_TASK_PID is no
- * task's here). 0 when there is none (26.05). */
-static pid_t extern_sleep(void)
-{
-	_cleanup_closedir_ DIR *tasks = opendir("/proc/self/task");
-	struct dirent *de;
-
-	while (tasks && (de = readdir(tasks))) {
-		char path[PATH_MAX];
-		_cleanup_fclose_ FILE *f = NULL;
-		long pid;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/children",
-			 de->d_name);
-		f = fopen(path, "re");
-		while (f && fscanf(f, "%ld", &pid) == 1)
-			if (pid > 1 && is_sleep((pid_t)pid))
-				return (pid_t)pid;
-	}
-	return 0;
-}
-
 /* On 22.05 and 24.11 the extern step's one task is Slurm's `sleep`, whose
  * death ends the step and the adopted guest with it: a signal to the whole
  * job (scancel --signal without --batch) would kill the guest, and at the
@@ -135,7 +95,9 @@ static pid_t extern_sleep(void)
  * job-wide signal pending. 26.05's extern step has no sleep. */
 static void extern_hold_sleep(const struct vmconf *conf, uint32_t job)
 {
-	pid_t pid = extern_sleep();
+	/* this hook runs in the extern slurmstepd; S_TASK_PID is no
+	 * task's here. None on 26.05. */
+	pid_t pid = proc_child_named(getpid(), "sleep", 1000);
 	char pid_s[16];
 
 	if (pid <= 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -149,6 +150,49 @@ int proc_comm(pid_t pid, char comm[16])
 		return (int)n;
 	}
 	comm[strcspn(comm, "\n")] = '\0';
+	return 0;
+}
+
+/* Does child @pid have, or take within @wait_ms from @parent_comm, the
+ * command @comm? */
+static bool child_named(pid_t pid, const char *parent_comm, const char *comm,
+			unsigned wait_ms)
+{
+	char now[16] = "";
+
+	for (unsigned waited = 0;; waited += 10) {
+		if (proc_comm(pid, now) < 0 || strcmp(now, parent_comm) != 0 ||
+		    waited >= wait_ms)
+			break;
+		usleep(10 * 1000);
+	}
+	return strcmp(now, comm) == 0;
+}
+
+pid_t proc_child_named(pid_t parent, const char *comm, unsigned wait_ms)
+{
+	_cleanup_closedir_ DIR *tasks = NULL;
+	char path[PATH_MAX], parent_comm[16];
+	struct dirent *de;
+
+	if (proc_comm(parent, parent_comm) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/task", (long)parent);
+	tasks = opendir(path);
+	while (tasks && (de = readdir(tasks))) {
+		_cleanup_fclose_ FILE *f = NULL;
+		long pid;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task/%s/children",
+			 (long)parent, de->d_name);
+		f = fopen(path, "re");
+		while (f && fscanf(f, "%ld", &pid) == 1)
+			if (pid > 1 &&
+			    child_named((pid_t)pid, parent_comm, comm, wait_ms))
+				return (pid_t)pid;
+	}
 	return 0;
 }
 

@@ -49,6 +49,11 @@ ssize_t file_read_small(const char *path, char *buf, size_t size);
  * @comm: 0, or -errno (@comm "") when the process is gone. */
 int proc_comm(pid_t pid, char comm[16]);
 
+/* A child of @parent (of any of its threads) whose command is @comm, or
+ * becomes it within @wait_ms while the child still has its parent's
+ * (forked, not yet exec'd): its pid, or 0 when there is none. */
+pid_t proc_child_named(pid_t parent, const char *comm, unsigned wait_ms);
+
 /* Makes the directory @path (@mode) unless it exists and opens it, never
  * through a link, as a directory root may trust: root's and writable only
  * by root. The fd, or a negative errno, logged with @what (OverlayDir,
